@@ -1,0 +1,111 @@
+// A loaded model: hyper-parameters, weight views into the mapped file, and the
+// vocabulary. Both loaders (GGUF and llama2.c) produce this same structure.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/status/status.h"
+#include "core/tensor/tensor.h"
+
+namespace tessera {
+
+class MappedFile;
+
+// The llama family's hyper-parameters.
+struct ModelConfig {
+  std::string architecture = "llama";
+  std::string name;
+  int dim = 0;             // embedding width
+  int hidden_dim = 0;      // feed-forward width
+  int n_layers = 0;
+  int n_heads = 0;
+  int n_kv_heads = 0;      // < n_heads means grouped-query attention
+  int head_dim = 0;        // dim / n_heads
+  int vocab_size = 0;
+  int context_length = 0;  // as the file states it
+  float rms_eps = 1e-5f;
+  float rope_theta = 10000.0f;
+};
+
+// Views into the mapped file. Matrices are row-major [out, in].
+struct LayerWeights {
+  Tensor attn_norm;  // [dim]
+  Tensor wq;         // [n_heads * head_dim, dim]
+  Tensor wk;         // [n_kv_heads * head_dim, dim]
+  Tensor wv;         // [n_kv_heads * head_dim, dim]
+  Tensor wo;         // [dim, n_heads * head_dim]
+  Tensor ffn_norm;   // [dim]
+  Tensor w1;         // gate [hidden, dim]
+  Tensor w2;         // down [dim, hidden]
+  Tensor w3;         // up   [hidden, dim]
+};
+
+struct ModelWeights {
+  Tensor token_embedding;  // [vocab, dim]
+  std::vector<LayerWeights> layers;
+  Tensor output_norm;      // [dim]
+  Tensor output;           // [vocab, dim]; the embedding itself when shared
+};
+
+enum class TokenType : int32_t {
+  kUndefined = 0,
+  kNormal = 1,
+  kUnknown = 2,
+  kControl = 3,
+  kUserDefined = 4,
+  kUnused = 5,
+  kByte = 6,
+};
+
+// A SentencePiece-style vocabulary. Pieces use U+2581 ("▁") for a space, as in
+// GGUF; the llama2.c loader converts its plain spaces on load.
+struct Vocabulary {
+  std::vector<std::string> pieces;
+  std::vector<float> scores;
+  std::vector<TokenType> types;
+  int32_t bos_id = 1;
+  int32_t eos_id = 2;
+  int32_t unk_id = 0;
+  bool add_space_prefix = true;
+
+  int32_t size() const { return static_cast<int32_t>(pieces.size()); }
+};
+
+// One tensor as stored in the file, for `tessera inspect`.
+struct TensorInfo {
+  std::string name;
+  DType dtype = DType::kF32;
+  std::vector<int64_t> shape;  // outermost first
+  uint64_t offset = 0;         // bytes from the start of the file
+};
+
+struct LoadedModel {
+  std::string path;
+  std::string format;  // "gguf" | "llama2c"
+  ModelConfig config;
+  ModelWeights weights;
+  Vocabulary vocab;
+  std::vector<TensorInfo> tensors;
+  // Metadata as printable key/value text, in file order (GGUF: every key).
+  std::vector<std::pair<std::string, std::string>> metadata;
+  // Keeps the weight views valid.
+  std::shared_ptr<const MappedFile> file;
+  std::shared_ptr<const MappedFile> tokenizer_file;
+};
+
+// Loads a GGUF file, or a llama2.c checkpoint together with its tokenizer file
+// (tokenizer_path is required for .bin checkpoints and ignored for GGUF).
+// Every problem with the files is a Status naming the file and what is wrong.
+Result<LoadedModel> load_model(const std::string& path,
+                               const std::optional<std::string>& tokenizer_path = std::nullopt);
+
+// Reads only the vocabulary: from a GGUF (a vocabulary-only GGUF works) or a
+// llama2.c tokenizer .bin.
+Result<Vocabulary> load_vocabulary(const std::string& path);
+
+}  // namespace tessera

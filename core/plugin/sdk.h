@@ -1,0 +1,77 @@
+// What a plugin author includes. One macro exports the descriptor:
+//
+//   class XorCodec final : public tessera::Compressor {
+//    public:
+//     explicit XorCodec(const tessera::OptionValues& options);
+//     ...
+//   };
+//   constexpr tessera::OptionSpec kXorOptions[] = {
+//       {"key", tessera::OptionType::kInt, "90", "byte to xor with", 0, 255}};
+//   TESSERA_PLUGIN(compressor, "xor", "1.0.0", "xors bytes (a demo)", kXorOptions, XorCodec)
+//
+// The class's constructor takes the checked options (every declared option is
+// present, defaults filled in). An exception thrown by the constructor becomes
+// a Status; it never crosses the library boundary.
+#pragma once
+
+#include <cstddef>
+#include <exception>
+#include <span>
+
+#include "core/backend/backend.h"
+#include "core/cache/cache_store.h"
+#include "core/codec/compressor.h"
+#include "core/decode/proposer.h"
+#include "core/decode/verifier.h"
+#include "core/plugin/abi.h"
+#include "core/schedule/scheduler.h"
+
+namespace tessera::sdk {
+
+inline constexpr OptionSpec kNoOptions[1] = {{"", OptionType::kBool, "", ""}};
+
+template <std::size_t N>
+constexpr uint32_t option_count(const OptionSpec (&options)[N]) {
+  return options == kNoOptions ? 0 : static_cast<uint32_t>(N);
+}
+
+template <typename T>
+PluginObject* create(const OptionValues* options, Status* status) noexcept {
+  try {
+    return new T(*options);
+  } catch (const std::exception& e) {
+    *status = internal_error(std::string("plugin constructor threw: ") + e.what());
+  } catch (...) {
+    *status = internal_error("plugin constructor threw a non-standard exception");
+  }
+  return nullptr;
+}
+
+}  // namespace tessera::sdk
+
+#define TESSERA_PLUGIN_DESCRIPTOR_INIT(KIND, NAME, VERSION, DESCRIPTION, OPTIONS, CLASS)     \
+  {TESSERA_ABI_MAJOR,                                                                        \
+   TESSERA_ABI_MINOR,                                                                        \
+   sizeof(TesseraPluginDescriptor),                                                          \
+   TESSERA_BUILD_FINGERPRINT,                                                                \
+   #KIND,                                                                                    \
+   NAME,                                                                                     \
+   VERSION,                                                                                  \
+   DESCRIPTION,                                                                              \
+   ::tessera::sdk::option_count(OPTIONS) ? OPTIONS : nullptr,                                \
+   ::tessera::sdk::option_count(OPTIONS),                                                    \
+   &::tessera::sdk::create<CLASS>}
+
+// A shared plugin exports `tessera_plugin_descriptor`; a plugin linked into the
+// binary (embedded build) gets a unique name that the build's generated table
+// lists (TESSERA_STATIC_PLUGIN_SYMBOL is set by tessera_add_plugin()).
+#ifdef TESSERA_STATIC_PLUGIN_SYMBOL
+#define TESSERA_PLUGIN(KIND, NAME, VERSION, DESCRIPTION, OPTIONS, CLASS)                     \
+  extern "C" const TesseraPluginDescriptor TESSERA_STATIC_PLUGIN_SYMBOL =                    \
+      TESSERA_PLUGIN_DESCRIPTOR_INIT(KIND, NAME, VERSION, DESCRIPTION, OPTIONS, CLASS);
+#else
+#define TESSERA_PLUGIN(KIND, NAME, VERSION, DESCRIPTION, OPTIONS, CLASS)                     \
+  extern "C" __attribute__((visibility("default"))) const TesseraPluginDescriptor            \
+      TESSERA_PLUGIN_SYMBOL =                                                                \
+          TESSERA_PLUGIN_DESCRIPTOR_INIT(KIND, NAME, VERSION, DESCRIPTION, OPTIONS, CLASS);
+#endif
