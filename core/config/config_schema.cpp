@@ -1,0 +1,231 @@
+#include "core/config/config_schema.h"
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "core/util/suggest.h"
+
+namespace tessera {
+
+namespace {
+
+using enum OptionType;
+
+// The keys later tools and docs rely on; renaming one is a breaking change.
+constexpr ConfigKey kCoreKeys[] = {
+    {.section = "model",
+     .spec = {.name = "path",
+              .type = kString,
+              .default_value = "\"\"",
+              .description =
+                  "Model file: a .gguf, or a llama2.c .bin checkpoint. A relative name is "
+                  "looked up in the config's directory, TESSERA_MODEL_PATH, models/ and "
+                  "../shared/models/"},
+     .required = true},
+    {.section = "model",
+     .spec = {.name = "tokenizer",
+              .type = kString,
+              .default_value = "\"\"",
+              .description =
+                  "Tokenizer file (e.g. tok512.bin), only for llama2.c .bin checkpoints; "
+                  "looked up like model.path. GGUF models carry their own tokenizer"}},
+    {.section = "backend",
+     .spec = {.name = "plugin",
+              .type = kString,
+              .default_value = "\"cpu\"",
+              .description = "Backend plugin that runs the tensor ops"}},
+    {.section = "backend",
+     .spec = {.name = "threads",
+              .type = kInt,
+              .default_value = "1",
+              .description = "Worker threads of the backend",
+              .min = 1}},
+    {.section = "cache",
+     .spec = {.name = "plugin",
+              .type = kString,
+              .default_value = "\"static\"",
+              .description = "KV-cache plugin: the policy that decides what is kept and where"}},
+    {.section = "cache",
+     .spec = {.name = "max_tokens",
+              .type = kInt,
+              .default_value = "512",
+              .description = "Cache capacity of one sequence in tokens (prompt plus generated)",
+              .min = 1}},
+    {.section = "cache.codec",
+     .spec = {.name = "plugin",
+              .type = kString,
+              .default_value = "\"identity\"",
+              .description = "Compressor plugin that encodes the cached K/V"}},
+    {.section = "decode",
+     .spec = {.name = "proposer",
+              .type = kString,
+              .default_value = "\"none\"",
+              .description =
+                  "Proposer plugin that drafts tokens for speculative decoding; \"none\" "
+                  "drafts nothing"}},
+    {.section = "decode",
+     .spec = {.name = "verifier",
+              .type = kString,
+              .default_value = "\"ar\"",
+              .description = "Verifier plugin that accepts drafted tokens; \"ar\" is plain "
+                             "autoregressive decoding"}},
+    {.section = "decode",
+     .spec = {.name = "max_tokens",
+              .type = kInt,
+              .default_value = "256",
+              .description = "Tokens to generate",
+              .min = 0}},
+    {.section = "sampling",
+     .spec = {.name = "temperature",
+              .type = kFloat,
+              .default_value = "0.0",
+              .description = "Softmax temperature; 0 takes the most likely token (greedy)",
+              .min = 0}},
+    {.section = "sampling",
+     .spec = {.name = "top_k",
+              .type = kInt,
+              .default_value = "0",
+              .description = "Sample among the k most likely tokens; 0 turns the filter off",
+              .min = 0}},
+    {.section = "sampling",
+     .spec = {.name = "top_p",
+              .type = kFloat,
+              .default_value = "1.0",
+              .description = "Sample among the most likely tokens whose probabilities add up to p "
+                             "(nucleus); 1 turns the filter off",
+              .min = 0,
+              .max = 1},
+     .min_exclusive = true},
+    {.section = "sampling",
+     .spec = {.name = "seed",
+              .type = kInt,
+              .default_value = "0",
+              .description = "Seed of the sampler's random numbers",
+              .min = 0}},
+    {.section = "scheduler",
+     .spec = {.name = "plugin",
+              .type = kString,
+              .default_value = "\"single\"",
+              .description = "Scheduler plugin that decides which sequences run each step"}},
+    {.section = "plugins",
+     .spec = {.name = "search_path",
+              .type = kString,
+              .default_value = "[]",
+              .description =
+                  "Directories searched for plugin libraries before TESSERA_PLUGIN_PATH and "
+                  "the built-in ones. With --set: a ':'-separated string"},
+     .list = true},
+};
+
+constexpr std::array<std::string_view, 8> kSections = {
+    "model", "backend", "cache", "cache.codec", "decode", "sampling", "scheduler", "plugins"};
+
+struct KindSection {
+  std::string_view kind;
+  std::string_view section;
+};
+constexpr KindSection kKindSections[] = {
+    {"backend", "backend"}, {"cache", "cache"},     {"compressor", "cache.codec"},
+    {"proposer", "decode"}, {"verifier", "decode"}, {"scheduler", "scheduler"},
+};
+
+constexpr double kUnbounded = 1e300;  // OptionSpec's "no limit"
+
+// Shortest text that reads back as `x`; integers without a fraction.
+std::string format_number(double x, bool integer) {
+  if (integer && std::abs(x) < 9.2e18) return std::to_string(static_cast<int64_t>(x));
+  char buffer[32];
+  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), x);
+  return ec == std::errc() ? std::string(buffer, end) : std::to_string(x);
+}
+
+// Markdown table cells must not contain a bare '|'.
+std::string escape_cell(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    if (c == '|') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::span<const ConfigKey> core_config_schema() {
+  return kCoreKeys;
+}
+
+const ConfigKey* find_core_key(std::string_view section, std::string_view name) {
+  for (const auto& key : kCoreKeys)
+    if (section == key.section && name == key.spec.name) return &key;
+  return nullptr;
+}
+
+std::span<const std::string_view> config_sections() {
+  return kSections;
+}
+
+bool is_config_section(std::string_view section) {
+  for (const auto s : kSections)
+    if (s == section) return true;
+  return false;
+}
+
+bool is_plugin_section(std::string_view section) {
+  for (const auto& ks : kKindSections)
+    if (ks.section == section) return true;
+  return false;
+}
+
+std::string_view config_section_for_kind(std::string_view kind) {
+  for (const auto& ks : kKindSections)
+    if (ks.kind == kind) return ks.section;
+  return {};
+}
+
+std::string allowed_values_text(const OptionSpec& spec, bool min_exclusive) {
+  if (spec.type == OptionType::kString) {
+    if (!spec.choices) return "";
+    std::vector<std::string> choices;
+    std::string_view rest(spec.choices);
+    while (true) {
+      const auto bar = rest.find('|');
+      choices.emplace_back(rest.substr(0, bar));
+      if (bar == std::string_view::npos) break;
+      rest.remove_prefix(bar + 1);
+    }
+    return "one of: " + join(choices);
+  }
+  if (spec.type == OptionType::kBool) return "";
+  const bool integer = spec.type == OptionType::kInt;
+  const bool has_min = spec.min > -kUnbounded;
+  const bool has_max = spec.max < kUnbounded;
+  const std::string lo = format_number(spec.min, integer);
+  const std::string hi = format_number(spec.max, integer);
+  if (has_min && has_max) return (min_exclusive ? "(" : "[") + lo + ", " + hi + "]";
+  if (has_min) return (min_exclusive ? "> " : ">= ") + lo;
+  if (has_max) return "<= " + hi;
+  return "";
+}
+
+std::string config_reference_markdown() {
+  std::string out =
+      "| Key | Type | Default | Allowed | Description |\n"
+      "|---|---|---|---|---|\n";
+  for (const auto& key : kCoreKeys) {
+    const std::string type =
+        key.list ? "list of strings" : std::string(option_type_name(key.spec.type));
+    const std::string default_value =
+        key.required ? "required" : "`" + std::string(key.spec.default_value) + "`";
+    std::string allowed = allowed_values_text(key.spec, key.min_exclusive);
+    if (allowed.empty()) allowed = "any";
+    out += "| `" + key.key() + "` | " + type + " | " + escape_cell(default_value) + " | " +
+           escape_cell(allowed) + " | " + escape_cell(key.spec.description) + " |\n";
+  }
+  return out;
+}
+
+}  // namespace tessera

@@ -1,0 +1,127 @@
+#include "core/config/toml_reader.h"
+
+#include <toml++/toml.h>
+#include <algorithm>
+#include <sstream>
+#include <tuple>
+
+namespace tessera {
+
+namespace {
+
+struct Position {
+  uint32_t line = 0;
+  uint32_t column = 0;
+};
+
+Position position_of(const toml::source_region& region) {
+  return {region.begin.line, region.begin.column};
+}
+
+std::string where(const std::string& source, Position p) {
+  return source + ":" + std::to_string(p.line) + ":" + std::to_string(p.column);
+}
+
+// How a node reads in TOML, for "got ..." in messages.
+std::string node_text(const toml::node& node) {
+  std::ostringstream os;
+  node.visit([&](const auto& n) { os << n; });
+  return os.str();
+}
+
+class Reader {
+ public:
+  explicit Reader(const std::string& source) : source_(source) {}
+
+  void read_table(const toml::table& table, const std::string& section) {
+    for (auto&& [key, node] : table) {
+      const std::string name(key.str());
+      const Position key_pos = position_of(key.source());
+      const Position value_pos = position_of(node.source());
+      if (const auto* sub = node.as_table()) {
+        const std::string path = section.empty() ? name : section + "." + name;
+        add_table(path, value_pos);
+        read_table(*sub, path);
+        continue;
+      }
+      Located entry;
+      entry.entry.section = section;
+      entry.entry.name = name;
+      entry.entry.key_where = where(source_, key_pos);
+      entry.entry.value_where = where(source_, value_pos);
+      entry.position = key_pos;
+      convert(node, entry.entry);
+      entries_.push_back(std::move(entry));
+    }
+  }
+
+  ConfigDocument finish() {
+    // toml++ tables are sorted by key; messages should follow the file.
+    const auto by_position = [](const auto& a, const auto& b) {
+      return std::tie(a.position.line, a.position.column) <
+             std::tie(b.position.line, b.position.column);
+    };
+    std::stable_sort(tables_.begin(), tables_.end(), by_position);
+    std::stable_sort(entries_.begin(), entries_.end(), by_position);
+    ConfigDocument doc;
+    for (auto& t : tables_) doc.tables.push_back(std::move(t.table));
+    for (auto& e : entries_) doc.entries.push_back(std::move(e.entry));
+    return doc;
+  }
+
+ private:
+  struct LocatedTable {
+    ConfigTable table;
+    Position position;
+  };
+  struct Located {
+    ConfigEntry entry;
+    Position position;
+  };
+
+  void add_table(const std::string& path, Position p) {
+    tables_.push_back({ConfigTable{path, where(source_, p)}, p});
+  }
+
+  static void convert(const toml::node& node, ConfigEntry& entry) {
+    using Form = ConfigEntry::Form;
+    if (const auto* s = node.as_string()) {
+      entry.value = s->get();
+    } else if (const auto* i = node.as_integer()) {
+      entry.value = i->get();
+    } else if (const auto* f = node.as_floating_point()) {
+      entry.value = f->get();
+    } else if (const auto* b = node.as_boolean()) {
+      entry.value = b->get();
+    } else if (const auto* array = node.as_array(); array && array->is_homogeneous<std::string>()) {
+      entry.form = Form::kList;
+      for (const auto& item : *array) entry.list.push_back(item.as_string()->get());
+    } else if (array && array->empty()) {
+      entry.form = Form::kList;
+    } else {
+      entry.form = Form::kOther;
+      entry.text = node_text(node);
+    }
+  }
+
+  const std::string& source_;
+  std::vector<LocatedTable> tables_;
+  std::vector<Located> entries_;
+};
+
+}  // namespace
+
+Result<ConfigDocument> read_toml(std::string_view text, const std::string& source_name) {
+  toml::table root;
+  try {
+    root = toml::parse(text, std::string_view(source_name));
+  } catch (const toml::parse_error& error) {
+    return invalid_argument(where(source_name, position_of(error.source())) +
+                            ": TOML syntax error: " + std::string(error.description()));
+  }
+  Reader reader(source_name);
+  reader.read_table(root, "");
+  return reader.finish();
+}
+
+}  // namespace tessera

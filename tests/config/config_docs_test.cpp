@@ -1,0 +1,81 @@
+// docs/config.md carries the generated key table; it must match the schema.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "core/config/config.h"
+
+namespace tessera {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+TEST(ConfigDocs, KeyTableMatchesTheSchema) {
+  const std::string doc = read(TESSERA_SOURCE_DIR "/docs/config.md");
+  const std::string begin = "<!-- BEGIN GENERATED KEYS -->\n";
+  const std::string end = "<!-- END GENERATED KEYS -->";
+  const auto b = doc.find(begin);
+  const auto e = doc.find(end);
+  ASSERT_NE(b, std::string::npos) << "docs/config.md lacks " << begin;
+  ASSERT_NE(e, std::string::npos) << "docs/config.md lacks " << end;
+  ASSERT_LT(b, e);
+  const std::string table = doc.substr(b + begin.size(), e - b - begin.size());
+  EXPECT_EQ(table, config_reference_markdown())
+      << "docs/config.md is out of date; put this between the markers:\n"
+      << config_reference_markdown();
+}
+
+TEST(ConfigDocs, DocSaysHowPluginOptionsAreListed) {
+  const std::string doc = read(TESSERA_SOURCE_DIR "/docs/config.md");
+  EXPECT_THAT(doc, HasSubstr("tessera plugins"));
+  EXPECT_THAT(doc, HasSubstr("TESSERA_MODEL_PATH"));
+  EXPECT_THAT(doc, HasSubstr("--set"));
+}
+
+TEST(ConfigSchema, ReferenceTableHasOneRowPerKey) {
+  const std::string table = config_reference_markdown();
+  std::set<std::string> keys;
+  for (const auto& key : core_config_schema()) {
+    EXPECT_THAT(table, HasSubstr("| `" + key.key() + "` |"));
+    EXPECT_TRUE(keys.insert(key.key()).second) << "duplicate " << key.key();
+    EXPECT_TRUE(is_config_section(key.section)) << key.section;
+  }
+  // The names later tools depend on.
+  for (const char* name :
+       {"model.path", "model.tokenizer", "backend.plugin", "backend.threads", "cache.plugin",
+        "cache.max_tokens", "cache.codec.plugin", "decode.proposer", "decode.verifier",
+        "decode.max_tokens", "sampling.temperature", "sampling.top_k", "sampling.top_p",
+        "sampling.seed", "scheduler.plugin", "plugins.search_path"})
+    EXPECT_EQ(keys.count(name), 1u) << name;
+  EXPECT_EQ(keys.size(), 16u);
+  EXPECT_THAT(table, HasSubstr("| `sampling.top_p` | float | `1.0` | (0, 1] |"));
+  EXPECT_THAT(table, HasSubstr("| `model.path` | string | required |"));
+  EXPECT_THAT(table, HasSubstr("| `plugins.search_path` | list of strings | `[]` |"));
+}
+
+TEST(ConfigSchema, EveryDefaultPassesItsOwnCheck) {
+  for (const auto& key : core_config_schema()) {
+    if (key.required || key.list) continue;
+    const std::string header =
+        std::string(key.section) == "model" ? "" : "[" + std::string(key.section) + "]\n";
+    auto config = Config::parse(
+        "[model]\npath = \"m\"\n" + header + key.spec.name + " = " + key.spec.default_value + "\n",
+        "d.toml");
+    ASSERT_TRUE(config.ok()) << key.key();
+    EXPECT_TRUE(config->validate_core().ok())
+        << key.key() << ": " << config->validate_core().to_string();
+  }
+}
+
+}  // namespace
+}  // namespace tessera
