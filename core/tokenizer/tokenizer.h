@@ -1,0 +1,80 @@
+// SentencePiece-style BPE tokenizer (llama "SPM") over a Vocabulary, as llama
+// and llama2.c models use it: text -> token ids, and ids -> text for printing.
+//
+// Encoding: spaces become U+2581 ("▁"), a leading "▁" is added when the
+// vocabulary says add_space_prefix and the text is non-empty, the text is split
+// into UTF-8 characters, and adjacent symbols are merged greedily, always the
+// pair whose concatenation is the highest-scoring vocabulary piece (ties: the
+// leftmost pair). Symbols left that are not pieces fall back to their bytes
+// (<0xHH> tokens), or to unk when the vocabulary lacks a byte token.
+// Only normal, user-defined and undefined pieces take part in matching: text
+// never turns into control (<s>), byte, unknown or unused tokens by spelling them.
+// Invalid UTF-8 is not an error: each stray byte is a symbol of its own.
+//
+// Decoding: "▁" prints as ' ', byte tokens as their raw byte (a multi-byte
+// character may span several tokens), control tokens as nothing, the unknown
+// token as " ⁇ " (SentencePiece's surface for it). When add_space_prefix is set,
+// the leading space of a text piece directly after BOS is dropped, and decode()
+// treats the start of the sequence as if it followed BOS, so
+// decode(encode(text, b)) == text for any text the vocabulary can represent.
+//
+// A Tokenizer owns its vocabulary; it is immutable after construction and safe
+// to use from several threads at once.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/model/model.h"
+
+namespace tessera {
+
+class Tokenizer {
+ public:
+  // Takes the vocabulary as is; ids outside [0, size) in bos/eos/unk are kept
+  // and simply never match a token.
+  explicit Tokenizer(Vocabulary vocab);
+
+  // Token ids of `text`, with BOS first when add_bos. O(n log n) in the length.
+  std::vector<int32_t> encode(std::string_view text, bool add_bos) const;
+
+  // Text of `token` as printed right after `previous` (streaming output); pass
+  // bos() as `previous` for the first token of a sequence. Ids outside the
+  // vocabulary print nothing.
+  std::string decode_token(int32_t previous, int32_t token) const;
+
+  // Text of a whole sequence, with the same rules as decode_token.
+  std::string decode(std::span<const int32_t> tokens) const;
+
+  const Vocabulary& vocabulary() const { return vocab_; }
+  int32_t bos() const { return vocab_.bos_id; }
+  int32_t eos() const { return vocab_.eos_id; }
+
+  // Id of a piece that text can produce (normal/user-defined/undefined), or -1.
+  int32_t find_piece(std::string_view piece) const;
+
+ private:
+  struct PieceHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+
+  // Appends the tokens for one final symbol of the BPE merge: its piece id, or
+  // its bytes as byte tokens.
+  void emit_symbol(std::string_view symbol, std::vector<int32_t>& out) const;
+  float score_of(int32_t id) const;
+
+  Vocabulary vocab_;
+  // Pieces that text may turn into -> id (the first id when a piece repeats).
+  std::unordered_map<std::string, int32_t, PieceHash, std::equal_to<>> piece_to_id_;
+  // Byte value -> id of its <0xHH> token, or -1.
+  std::array<int32_t, 256> byte_to_id_{};
+};
+
+}  // namespace tessera
