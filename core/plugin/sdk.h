@@ -32,7 +32,8 @@ inline constexpr OptionSpec kNoOptions[1] = {{"", OptionType::kBool, "", ""}};
 
 template <std::size_t N>
 constexpr uint32_t option_count(const OptionSpec (&options)[N]) {
-  return options == kNoOptions ? 0 : static_cast<uint32_t>(N);
+  // Compares addresses (comparing arrays directly is deprecated in C++20).
+  return &options[0] == &kNoOptions[0] ? 0 : static_cast<uint32_t>(N);
 }
 
 template <typename T>
