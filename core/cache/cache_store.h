@@ -31,7 +31,8 @@ struct CacheBytes {
 };
 
 // K and V of one layer, f32 [kv_heads, length, head_dim]. Valid until the next
-// mutation of the sequence.
+// mutation of the sequence; a store that decodes into one scratch buffer per
+// sequence (see its header) also reuses it at the next view() of that sequence.
 struct KVView {
   Tensor k;
   Tensor v;
