@@ -1,0 +1,103 @@
+#include "backends/cpu/cpu_backend.h"
+
+#include <new>
+#include <string>
+
+#include "backends/cpu/cpu_kernels.h"
+
+namespace tessera {
+namespace {
+
+constexpr std::size_t kAlignment = 64;  // a cache line; enough for any SIMD load
+constexpr int kMaxThreads = 1024;
+
+class HostBuffer final : public Buffer {
+ public:
+  HostBuffer(void* data, std::size_t size) : data_(data), size_(size) {}
+  ~HostBuffer() override { ::operator delete (data_, std::align_val_t{kAlignment}); }
+  HostBuffer(const HostBuffer&) = delete;
+  HostBuffer& operator=(const HostBuffer&) = delete;
+
+  void* data() override { return data_; }
+  std::size_t size() const override { return size_; }
+
+ private:
+  void* data_;
+  std::size_t size_;
+};
+
+}  // namespace
+
+CpuBackend::CpuBackend(const OptionValues& /*options*/) {}
+
+Status CpuBackend::init(const BackendOptions& options) {
+  if (options.threads < 1 || options.threads > kMaxThreads) {
+    return invalid_argument("backend cpu: threads = " + std::to_string(options.threads) +
+                            " is out of range; set [backend] threads to a value from 1 to " +
+                            std::to_string(kMaxThreads) + " (usually the number of cores)");
+  }
+  pool_.reset();  // join the old workers before starting new ones
+  pool_ = std::make_unique<cpu::ThreadPool>(options.threads);
+  return ok_status();
+}
+
+DeviceInfo CpuBackend::device_info() const {
+  const int threads = pool_ ? pool_->threads() : 0;
+  DeviceInfo info;
+  info.threads = threads;
+  info.name = "cpu (" + std::to_string(threads) + (threads == 1 ? " thread)" : " threads)");
+  info.description =
+      "reference CPU backend: f32/f16 weights, f32 accumulation in a fixed order "
+      "(bitwise identical for any thread count or batch size), output columns split "
+      "over threads";
+  return info;
+}
+
+bool CpuBackend::supports_weight_dtype(DType dtype) const {
+  return dtype == DType::kF32 || dtype == DType::kF16;
+}
+
+Result<std::unique_ptr<Buffer>> CpuBackend::allocate(std::size_t bytes) {
+  // Round up so vector code may read a whole last cache line; never zero bytes.
+  const std::size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  void* data = ::operator new (rounded == 0 ? kAlignment : rounded, std::align_val_t{kAlignment},
+                               std::nothrow);
+  if (data == nullptr) {
+    return resource_exhausted("backend cpu: cannot allocate " + std::to_string(bytes) +
+                              " bytes of host memory; use a smaller model, context or batch");
+  }
+  return std::unique_ptr<Buffer>(std::make_unique<HostBuffer>(data, bytes));
+}
+
+void CpuBackend::embedding(const Tensor& table, std::span<const int32_t> tokens,
+                           const Tensor& out) {
+  cpu::embedding(table, tokens, out, pool_.get());
+}
+
+void CpuBackend::matmul(const Tensor& x, const Tensor& w, const Tensor& out) {
+  cpu::matmul(x, w, out, pool_.get());
+}
+
+void CpuBackend::rms_norm(const Tensor& x, const Tensor& weight, float eps, const Tensor& out) {
+  cpu::rms_norm(x, weight, eps, out, pool_.get());
+}
+
+void CpuBackend::rope(const Tensor& x, std::span<const int32_t> positions, float theta) {
+  cpu::rope(x, positions, theta, pool_.get());
+}
+
+void CpuBackend::swiglu(const Tensor& gate, const Tensor& up, const Tensor& out) {
+  cpu::swiglu(gate, up, out, pool_.get());
+}
+
+void CpuBackend::add(const Tensor& a, const Tensor& b, const Tensor& out) {
+  cpu::add(a, b, out, pool_.get());
+}
+
+void CpuBackend::attention(const Tensor& q, const Tensor& cache_k, const Tensor& cache_v,
+                           const Tensor& batch_k, const Tensor& batch_v, BatchVisibility visibility,
+                           const Tensor& out) {
+  cpu::attention(q, cache_k, cache_v, batch_k, batch_v, visibility, out, pool_.get());
+}
+
+}  // namespace tessera

@@ -1,0 +1,45 @@
+// The reference backend: the Backend op set on the host, split over a thread
+// pool (backends/cpu/cpu_kernels.h has the kernels and their guarantees).
+#pragma once
+
+#include <memory>
+
+#include "backends/cpu/thread_pool.h"
+#include "core/backend/backend.h"
+#include "core/plugin/options.h"
+
+namespace tessera {
+
+class CpuBackend final : public Backend {
+ public:
+  CpuBackend() = default;
+  // The plugin entry point; the cpu backend declares no options (threads come
+  // through init()).
+  explicit CpuBackend(const OptionValues& options);
+
+  // threads >= 1 (the caller plus threads - 1 workers). May be called again to
+  // change the thread count.
+  Status init(const BackendOptions& options) override;
+  DeviceInfo device_info() const override;
+  bool supports_weight_dtype(DType dtype) const override;
+  // 64-byte aligned host memory, uninitialised.
+  Result<std::unique_ptr<Buffer>> allocate(std::size_t bytes) override;
+
+  void embedding(const Tensor& table, std::span<const int32_t> tokens, const Tensor& out) override;
+  void matmul(const Tensor& x, const Tensor& w, const Tensor& out) override;
+  void rms_norm(const Tensor& x, const Tensor& weight, float eps, const Tensor& out) override;
+  void rope(const Tensor& x, std::span<const int32_t> positions, float theta) override;
+  void swiglu(const Tensor& gate, const Tensor& up, const Tensor& out) override;
+  void add(const Tensor& a, const Tensor& b, const Tensor& out) override;
+  void attention(const Tensor& q, const Tensor& cache_k, const Tensor& cache_v,
+                 const Tensor& batch_k, const Tensor& batch_v, BatchVisibility visibility,
+                 const Tensor& out) override;
+
+  // The pool, for callers that run kernels directly; null before init().
+  cpu::ThreadPool* pool() const { return pool_.get(); }
+
+ private:
+  std::unique_ptr<cpu::ThreadPool> pool_;
+};
+
+}  // namespace tessera

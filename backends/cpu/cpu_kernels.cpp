@@ -1,0 +1,300 @@
+#include "backends/cpu/cpu_kernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "backends/cpu/f16.h"
+#include "core/status/status.h"
+
+// Shape checks cost nothing in release builds; callers validate user input.
+#ifndef NDEBUG
+#define TESSERA_DCHECK(cond, msg) TESSERA_CHECK(cond, msg)
+#else
+#define TESSERA_DCHECK(cond, msg) \
+  do {                            \
+  } while (0)
+#endif
+
+namespace tessera::cpu {
+namespace {
+
+// Dot product with a fixed reduction order: lane l accumulates the elements
+// i = l (mod kLanes) of the kLanes-aligned prefix, the lanes are combined in
+// a fixed tree, then the tail is added in order. The independent lanes let the
+// compiler use vector registers at -O2 without reassociating anything.
+constexpr int kLanes = 8;
+
+inline float dot(const float* a, const float* b, int64_t k) {
+  float acc[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= k; i += kLanes)
+    for (int l = 0; l < kLanes; ++l) acc[l] += a[i + l] * b[i + l];
+  float s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+  for (; i < k; ++i) s += a[i] * b[i];
+  return s;
+}
+
+// Enough work per chunk that waking a thread pays off.
+int64_t min_chunk_for(int64_t work_per_index, int64_t target = 32768) {
+  return std::max<int64_t>(1, target / std::max<int64_t>(work_per_index, 1));
+}
+
+#ifndef NDEBUG
+bool inner_contiguous(const Tensor& t) {
+  return t.rank == 0 || t.stride[t.rank - 1] == 1;
+}
+#endif
+
+}  // namespace
+
+void embedding(const Tensor& table, std::span<const int32_t> tokens, const Tensor& out,
+               ThreadPool* pool) {
+  const int64_t n = static_cast<int64_t>(tokens.size());
+  const int64_t dim = table.dim(1);
+  TESSERA_DCHECK(pool != nullptr, "embedding: no thread pool");
+  TESSERA_DCHECK(table.rank == 2 && out.rank == 2, "embedding: tables and outputs are 2-D");
+  TESSERA_DCHECK(out.dtype == DType::kF32 && out.dim(0) == n && out.dim(1) == dim,
+                 "embedding: out must be f32 [n, dim]");
+  TESSERA_DCHECK(inner_contiguous(table) && inner_contiguous(out), "embedding: inner stride");
+#ifndef NDEBUG
+  for (int32_t token : tokens)
+    TESSERA_DCHECK(token >= 0 && token < table.dim(0), "embedding: token out of range");
+#endif
+  pool->parallel_for(
+      0, n,
+      [&](int64_t begin, int64_t end, int) {
+        for (int64_t t = begin; t < end; ++t) {
+          const int64_t row = tokens[static_cast<std::size_t>(t)] * table.stride[0];
+          float* o = out.f32() + t * out.stride[0];
+          if (table.dtype == DType::kF16) {
+            f16_to_f32_row(table.f16() + row, o, dim);
+          } else {
+            std::copy_n(table.f32() + row, dim, o);
+          }
+        }
+      },
+      min_chunk_for(dim));
+}
+
+void matmul(const Tensor& x, const Tensor& w, const Tensor& out, ThreadPool* pool) {
+  const int64_t n = x.dim(0);
+  const int64_t k = x.dim(1);
+  const int64_t m = w.dim(0);
+  TESSERA_DCHECK(pool != nullptr, "matmul: no thread pool");
+  TESSERA_DCHECK(x.rank == 2 && w.rank == 2 && out.rank == 2, "matmul: operands are 2-D");
+  TESSERA_DCHECK(x.dtype == DType::kF32 && out.dtype == DType::kF32, "matmul: x, out are f32");
+  TESSERA_DCHECK(w.dim(1) == k, "matmul: w is [m, k]");
+  TESSERA_DCHECK(out.dim(0) == n && out.dim(1) == m, "matmul: out is [n, m]");
+  TESSERA_DCHECK(inner_contiguous(x) && inner_contiguous(w) && inner_contiguous(out),
+                 "matmul: inner stride");
+  const bool f16 = w.dtype == DType::kF16;
+  if (f16) pool->reserve_scratch(static_cast<std::size_t>(k));
+
+  const float* xd = x.f32();
+  const int64_t xs = x.stride[0];
+  float* od = out.f32();
+  const int64_t os = out.stride[0];
+  pool->parallel_for(
+      0, m,
+      [&](int64_t begin, int64_t end, int thread) {
+        float* converted = f16 ? pool->scratch(thread) : nullptr;
+        for (int64_t j = begin; j < end; ++j) {
+          const float* row;
+          if (f16) {
+            f16_to_f32_row(w.f16() + j * w.stride[0], converted, k);
+            row = converted;
+          } else {
+            row = w.f32() + j * w.stride[0];
+          }
+          // The row stays in cache while every token reads it.
+          for (int64_t t = 0; t < n; ++t) od[t * os + j] = dot(row, xd + t * xs, k);
+        }
+      },
+      min_chunk_for(n * k));
+}
+
+void rms_norm(const Tensor& x, const Tensor& weight, float eps, const Tensor& out,
+              ThreadPool* pool) {
+  const int64_t n = x.dim(0);
+  const int64_t d = x.dim(1);
+  TESSERA_DCHECK(pool != nullptr, "rms_norm: no thread pool");
+  TESSERA_DCHECK(x.rank == 2 && out.rank == 2 && out.dim(0) == n && out.dim(1) == d,
+                 "rms_norm: x and out are [n, d]");
+  TESSERA_DCHECK(weight.elements() == d, "rms_norm: weight is [d]");
+  TESSERA_DCHECK(inner_contiguous(x) && inner_contiguous(out) && inner_contiguous(weight),
+                 "rms_norm: inner stride");
+  const float* wd = weight.f32();
+  pool->parallel_for(
+      0, n,
+      [&](int64_t begin, int64_t end, int) {
+        for (int64_t t = begin; t < end; ++t) {
+          const float* xt = x.f32() + t * x.stride[0];
+          float* ot = out.f32() + t * out.stride[0];
+          const float mean = dot(xt, xt, d) / static_cast<float>(d);
+          const float scale = 1.0f / std::sqrt(mean + eps);
+          for (int64_t i = 0; i < d; ++i) ot[i] = wd[i] * (scale * xt[i]);
+        }
+      },
+      min_chunk_for(d));
+}
+
+void rope(const Tensor& x, std::span<const int32_t> positions, float theta, ThreadPool* pool) {
+  const int64_t n = x.dim(0);
+  const int64_t heads = x.dim(1);
+  const int64_t head_dim = x.dim(2);
+  TESSERA_DCHECK(pool != nullptr, "rope: no thread pool");
+  TESSERA_DCHECK(x.rank == 3 && x.dtype == DType::kF32, "rope: x is f32 [n, heads, head_dim]");
+  TESSERA_DCHECK(head_dim % 2 == 0, "rope: head_dim must be even");
+  TESSERA_DCHECK(static_cast<int64_t>(positions.size()) == n, "rope: one position per token");
+  TESSERA_DCHECK(inner_contiguous(x), "rope: inner stride");
+  pool->parallel_for(
+      0, n,
+      [&](int64_t begin, int64_t end, int) {
+        for (int64_t t = begin; t < end; ++t) {
+          float* xt = x.f32() + t * x.stride[0];
+          const float pos = static_cast<float>(positions[static_cast<std::size_t>(t)]);
+          for (int64_t i = 0; i < head_dim; i += 2) {
+            // As llama2.c: freq = theta^(-i/head_dim) for the pair starting at even i.
+            const float freq =
+                1.0f / std::pow(theta, static_cast<float>(i) / static_cast<float>(head_dim));
+            const float angle = pos * freq;
+            const float c = std::cos(angle);
+            const float s = std::sin(angle);
+            for (int64_t h = 0; h < heads; ++h) {
+              float* v = xt + h * x.stride[1] + i;
+              const float v0 = v[0];
+              const float v1 = v[1];
+              v[0] = v0 * c - v1 * s;
+              v[1] = v0 * s + v1 * c;
+            }
+          }
+        }
+      },
+      min_chunk_for(heads * head_dim * 4));
+}
+
+void swiglu(const Tensor& gate, const Tensor& up, const Tensor& out, ThreadPool* pool) {
+  const int64_t count = out.elements();
+  TESSERA_DCHECK(pool != nullptr, "swiglu: no thread pool");
+  TESSERA_DCHECK(gate.elements() == count && up.elements() == count, "swiglu: shapes differ");
+  TESSERA_DCHECK(gate.is_contiguous() && up.is_contiguous() && out.is_contiguous(),
+                 "swiglu: tensors must be contiguous");
+  const float* g = gate.f32();
+  const float* u = up.f32();
+  float* o = out.f32();
+  pool->parallel_for(
+      0, count,
+      [&](int64_t begin, int64_t end, int) {
+        for (int64_t i = begin; i < end; ++i) {
+          const float gi = g[i];
+          o[i] = gi * (1.0f / (1.0f + std::exp(-gi))) * u[i];
+        }
+      },
+      min_chunk_for(8));
+}
+
+void add(const Tensor& a, const Tensor& b, const Tensor& out, ThreadPool* pool) {
+  const int64_t count = out.elements();
+  TESSERA_DCHECK(pool != nullptr, "add: no thread pool");
+  TESSERA_DCHECK(a.elements() == count && b.elements() == count, "add: shapes differ");
+  TESSERA_DCHECK(a.is_contiguous() && b.is_contiguous() && out.is_contiguous(),
+                 "add: tensors must be contiguous");
+  const float* ad = a.f32();
+  const float* bd = b.f32();
+  float* od = out.f32();
+  pool->parallel_for(
+      0, count,
+      [&](int64_t begin, int64_t end, int) {
+        for (int64_t i = begin; i < end; ++i) od[i] = ad[i] + bd[i];
+      },
+      min_chunk_for(1, 65536));
+}
+
+void attention(const Tensor& q, const Tensor& cache_k, const Tensor& cache_v, const Tensor& batch_k,
+               const Tensor& batch_v, BatchVisibility visibility, const Tensor& out,
+               ThreadPool* pool) {
+  const int64_t n = q.dim(0);
+  const int64_t heads = q.dim(1);
+  const int64_t head_dim = q.dim(2);
+  const int64_t kv_heads = batch_k.dim(1);
+  // An empty cache may come as a default (rank 0) view.
+  const int64_t cached = cache_k.rank == 3 ? cache_k.dim(1) : 0;
+  TESSERA_DCHECK(pool != nullptr, "attention: no thread pool");
+  TESSERA_DCHECK(q.rank == 3 && out.rank == 3 && batch_k.rank == 3 && batch_v.rank == 3,
+                 "attention: q, out, batch_k, batch_v are 3-D");
+  TESSERA_DCHECK(kv_heads > 0 && heads % kv_heads == 0, "attention: heads % kv_heads != 0");
+  TESSERA_DCHECK(out.dim(0) == n && out.dim(1) == heads && out.dim(2) == head_dim,
+                 "attention: out is [n, heads, head_dim]");
+  TESSERA_DCHECK(batch_k.dim(0) == n && batch_k.dim(2) == head_dim && batch_v.dim(0) == n &&
+                     batch_v.dim(1) == kv_heads && batch_v.dim(2) == head_dim,
+                 "attention: batch K/V are [n, kv_heads, head_dim]");
+  TESSERA_DCHECK(cached == 0 || (cache_k.dim(0) == kv_heads && cache_k.dim(2) == head_dim &&
+                                 cache_v.rank == 3 && cache_v.dim(0) == kv_heads &&
+                                 cache_v.dim(1) == cached && cache_v.dim(2) == head_dim),
+                 "attention: cache K/V are [kv_heads, cached, head_dim]");
+  TESSERA_DCHECK(inner_contiguous(q) && inner_contiguous(out) && inner_contiguous(batch_k) &&
+                     inner_contiguous(batch_v) && inner_contiguous(cache_k) &&
+                     inner_contiguous(cache_v),
+                 "attention: inner stride");
+
+  const int64_t group = heads / kv_heads;
+  const bool causal = visibility == BatchVisibility::kCausal;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+  // Scores of one (token, head): cached + n floats per thread.
+  pool->reserve_scratch(static_cast<std::size_t>(cached + n));
+
+  pool->parallel_for(
+      0, n * heads,
+      [&](int64_t begin, int64_t end, int thread) {
+        float* scores = pool->scratch(thread);
+        for (int64_t item = begin; item < end; ++item) {
+          const int64_t t = item / heads;
+          const int64_t h = item % heads;
+          const int64_t kvh = h / group;
+          const float* qv = q.f32() + t * q.stride[0] + h * q.stride[1];
+          const float* ck = cache_k.f32() + (cached ? kvh * cache_k.stride[0] : 0);
+          const float* cv = cache_v.f32() + (cached ? kvh * cache_v.stride[0] : 0);
+          const float* bk = batch_k.f32() + kvh * batch_k.stride[1];
+          const float* bv = batch_v.f32() + kvh * batch_v.stride[1];
+          const int64_t in_batch = causal ? t + 1 : n;
+          const int64_t total = cached + in_batch;
+
+          // Scores: cache entries first, then batch tokens (the same order a
+          // token sees after earlier batch tokens have moved into the cache).
+          float max_score = -std::numeric_limits<float>::infinity();
+          for (int64_t j = 0; j < cached; ++j) {
+            scores[j] = dot(qv, ck + j * cache_k.stride[1], head_dim) * scale;
+            max_score = std::max(max_score, scores[j]);
+          }
+          for (int64_t j = 0; j < in_batch; ++j) {
+            const float s = dot(qv, bk + j * batch_k.stride[0], head_dim) * scale;
+            scores[cached + j] = s;
+            max_score = std::max(max_score, s);
+          }
+          float sum = 0.0f;
+          for (int64_t j = 0; j < total; ++j) {
+            scores[j] = std::exp(scores[j] - max_score);
+            sum += scores[j];
+          }
+
+          float* o = out.f32() + t * out.stride[0] + h * out.stride[1];
+          std::fill_n(o, head_dim, 0.0f);
+          for (int64_t j = 0; j < cached; ++j) {
+            const float p = scores[j];
+            const float* v = cv + j * cache_v.stride[1];
+            for (int64_t d = 0; d < head_dim; ++d) o[d] += p * v[d];
+          }
+          for (int64_t j = 0; j < in_batch; ++j) {
+            const float p = scores[cached + j];
+            const float* v = bv + j * batch_v.stride[0];
+            for (int64_t d = 0; d < head_dim; ++d) o[d] += p * v[d];
+          }
+          const float inv = 1.0f / sum;
+          for (int64_t d = 0; d < head_dim; ++d) o[d] *= inv;
+        }
+      },
+      min_chunk_for((cached + n) * head_dim * 2));
+}
+
+}  // namespace tessera::cpu

@@ -1,0 +1,58 @@
+// The reference CPU implementation of the Backend op set (see
+// core/backend/backend.h for shapes and semantics). Free functions so tests
+// and other backends can call them without loading the plugin.
+//
+// Callers pre-validate: the kernels check shapes only in debug builds. Every
+// output element is computed by one thread with a fixed arithmetic order that
+// depends neither on the thread count nor on how many tokens are in the batch,
+// so results are bitwise reproducible. Outer dimensions may be strided (the
+// Tensor's stride is used); the innermost dimension must be contiguous.
+//
+// `pool` must be non-null; it runs the work and provides the per-thread
+// scratch (attention scores, f16 weight rows), which grows only when a longer
+// context or a wider matrix appears than ever before; otherwise no call
+// allocates.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "backends/cpu/thread_pool.h"
+#include "core/backend/backend.h"
+#include "core/tensor/tensor.h"
+
+namespace tessera::cpu {
+
+// out[t, :] = table[tokens[t], :]. table f32/f16 [vocab, dim], out f32 [n, dim].
+void embedding(const Tensor& table, std::span<const int32_t> tokens, const Tensor& out,
+               ThreadPool* pool);
+
+// out = x * w^T. x f32 [n, k], w f32/f16 [m, k], out f32 [n, m]. Output columns
+// are split across threads; each weight row is read once for all n tokens.
+void matmul(const Tensor& x, const Tensor& w, const Tensor& out, ThreadPool* pool);
+
+// out[t] = x[t] / sqrt(mean(x[t]^2) + eps) * weight. x, out f32 [n, d]; weight f32 [d].
+// out may alias x.
+void rms_norm(const Tensor& x, const Tensor& weight, float eps, const Tensor& out,
+              ThreadPool* pool);
+
+// In place: rotates pairs (2i, 2i+1) of every head by positions[t] * theta^(-2i/head_dim).
+// x f32 [n, heads, head_dim]; positions has n entries.
+void rope(const Tensor& x, std::span<const int32_t> positions, float theta, ThreadPool* pool);
+
+// out = silu(gate) * up, all f32 [n, h] (contiguous). out may alias gate or up.
+void swiglu(const Tensor& gate, const Tensor& up, const Tensor& out, ThreadPool* pool);
+
+// out = a + b, all f32 of one shape (contiguous). out may alias a or b.
+void add(const Tensor& a, const Tensor& b, const Tensor& out, ThreadPool* pool);
+
+// Grouped-query attention; shapes as in Backend::attention:
+//   q f32 [n, heads, head_dim]; cache_k, cache_v f32 [kv_heads, cached, head_dim];
+//   batch_k, batch_v f32 [n, kv_heads, head_dim]; out f32 [n, heads, head_dim].
+// Token t sees every cache entry, then batch tokens 0..t (causal) or all n
+// (bidirectional), in that order. out must not alias the inputs.
+void attention(const Tensor& q, const Tensor& cache_k, const Tensor& cache_v, const Tensor& batch_k,
+               const Tensor& batch_v, BatchVisibility visibility, const Tensor& out,
+               ThreadPool* pool);
+
+}  // namespace tessera::cpu

@@ -1,0 +1,81 @@
+#include "backends/cpu/thread_pool.h"
+
+#include <algorithm>
+
+#include "core/status/status.h"
+
+namespace tessera::cpu {
+
+ThreadPool::ThreadPool(int threads)
+    : threads_(threads), scratch_(static_cast<std::size_t>(std::max(threads, 1))) {
+  TESSERA_CHECK(threads >= 1, "ThreadPool needs at least one thread");
+  workers_.reserve(static_cast<std::size_t>(threads - 1));
+  for (int t = 1; t < threads; ++t) workers_.emplace_back([this, t] { worker_loop(t); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  for (std::thread& w : workers_) w.join();
+}
+
+void ThreadPool::reserve_scratch(std::size_t floats) {
+  if (floats <= scratch_floats_) return;
+  // Grow geometrically so a slowly lengthening context reallocates rarely.
+  scratch_floats_ = std::max(floats, scratch_floats_ + scratch_floats_ / 2);
+  for (std::vector<float>& s : scratch_) s.resize(scratch_floats_);
+}
+
+void ThreadPool::run_chunk(const Job& job, int chunk) {
+  // Chunk c covers [begin + len*c/chunks, begin + len*(c+1)/chunks).
+  const int64_t len = job.end - job.begin;
+  const int64_t b = job.begin + len * chunk / job.chunks;
+  const int64_t e = job.begin + len * (chunk + 1) / job.chunks;
+  if (b < e) job.fn.call(job.fn.ctx, b, e, chunk);
+}
+
+void ThreadPool::run(int64_t begin, int64_t end, int64_t min_chunk, ChunkFn fn) {
+  const int64_t len = end - begin;
+  if (len <= 0) return;
+  const int64_t by_size =
+      (len + std::max<int64_t>(min_chunk, 1) - 1) / std::max<int64_t>(min_chunk, 1);
+  const int chunks = static_cast<int>(std::min<int64_t>(threads_, by_size));
+
+  std::lock_guard<std::mutex> dispatch(dispatch_mutex_);
+  Job job{fn, begin, end, chunks};
+  if (chunks == 1) {
+    run_chunk(job, 0);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    job_ = job;
+    pending_ = chunks - 1;
+    ++generation_;
+  }
+  wake_.notify_all();
+  run_chunk(job, 0);
+  std::unique_lock<std::mutex> lock(mutex_);
+  done_.wait(lock, [this] { return pending_ == 0; });
+}
+
+void ThreadPool::worker_loop(int thread) {
+  uint64_t seen = 0;
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+    if (stop_) return;
+    seen = generation_;
+    const Job job = job_;
+    if (thread >= job.chunks) continue;  // not needed this time
+    lock.unlock();
+    run_chunk(job, thread);
+    lock.lock();
+    if (--pending_ == 0) done_.notify_one();
+  }
+}
+
+}  // namespace tessera::cpu

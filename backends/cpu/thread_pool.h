@@ -1,0 +1,86 @@
+// A fixed set of worker threads that split an index range into contiguous
+// chunks. Each index is handled by exactly one thread, so a kernel that
+// computes every output element from its own index alone gives bitwise the
+// same result for any thread count.
+//
+// Dispatch never allocates: the callable is passed by reference (a function
+// ref, not std::function) and the workers wait on a condition variable.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+namespace tessera::cpu {
+
+class ThreadPool {
+ public:
+  // threads >= 1: the calling thread runs chunk 0, threads - 1 workers the rest.
+  explicit ThreadPool(int threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int threads() const { return threads_; }
+
+  // Calls fn(chunk_begin, chunk_end, thread) on at most threads() contiguous,
+  // disjoint chunks covering [begin, end), and returns when all are done.
+  // Chunks hold at least min_chunk indices (except when the range is
+  // smaller), so tiny ranges stay on the calling thread. `thread` is in
+  // [0, threads()) and selects that thread's scratch. fn must not throw and
+  // must not call parallel_for on this pool. Calls from several threads are
+  // serialised.
+  template <typename Fn>
+  void parallel_for(int64_t begin, int64_t end, Fn&& fn, int64_t min_chunk = 1) {
+    using F = std::remove_reference_t<Fn>;
+    const ChunkFn ref{
+        const_cast<void*>(static_cast<const void*>(std::addressof(fn))),
+        [](void* ctx, int64_t b, int64_t e, int thread) { (*static_cast<F*>(ctx))(b, e, thread); }};
+    run(begin, end, min_chunk, ref);
+  }
+
+  // Per-thread f32 scratch. Grows every thread's scratch to at least `floats`
+  // (allocating only when a larger size than ever before is asked for); call
+  // it on the dispatching thread before parallel_for.
+  void reserve_scratch(std::size_t floats);
+  // Scratch of `thread`, valid until the next reserve_scratch that grows it.
+  float* scratch(int thread) { return scratch_[static_cast<std::size_t>(thread)].data(); }
+  std::size_t scratch_size() const { return scratch_floats_; }
+
+ private:
+  struct ChunkFn {
+    void* ctx;
+    void (*call)(void* ctx, int64_t begin, int64_t end, int thread);
+  };
+  struct Job {
+    ChunkFn fn{nullptr, nullptr};
+    int64_t begin = 0;
+    int64_t end = 0;
+    int chunks = 0;
+  };
+
+  void run(int64_t begin, int64_t end, int64_t min_chunk, ChunkFn fn);
+  static void run_chunk(const Job& job, int chunk);
+  void worker_loop(int thread);
+
+  const int threads_;
+  std::vector<std::thread> workers_;
+  std::vector<std::vector<float>> scratch_;
+  std::size_t scratch_floats_ = 0;
+
+  std::mutex dispatch_mutex_;  // one parallel_for at a time
+  std::mutex mutex_;           // guards the fields below
+  std::condition_variable wake_;
+  std::condition_variable done_;
+  Job job_;
+  uint64_t generation_ = 0;
+  int pending_ = 0;  // workers still running the current job
+  bool stop_ = false;
+};
+
+}  // namespace tessera::cpu

@@ -1,0 +1,65 @@
+// Turns a row of logits into a token: greedy argmax, or a draw from the
+// softmax at a temperature, restricted to the top_k most likely tokens and
+// then to the smallest nucleus of mass top_p.
+//
+// A Sampler is not thread-safe (it reuses internal buffers, also in the const
+// distribution()); give each sequence its own.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/sampling/rng.h"
+
+namespace tessera {
+
+struct SamplingParams {
+  float temperature = 0;  // <= 0: greedy
+  int top_k = 0;          // <= 0: no limit
+  float top_p = 1;        // >= 1: no nucleus cut
+  uint64_t seed = 0;
+};
+
+class Sampler {
+ public:
+  explicit Sampler(const SamplingParams& params);
+
+  // A token id in [0, logits.size()). Greedy: the argmax (ties -> lowest id),
+  // drawing no random number. Otherwise exactly one uniform draw from
+  // distribution(). A token whose logit is -inf or NaN is never returned; a
+  // row where every logit is -inf or NaN is a bug in the caller (checked). If
+  // some logits are +inf, the draw is uniform over those. logits is only read
+  // during the call.
+  int32_t sample(std::span<const float> logits);
+
+  // The exact distribution sample() draws from, written to probs (resized to
+  // logits.size()): softmax(logits / temperature) restricted to the top_k
+  // largest logits (ties -> lower id), renormalised, then restricted to the
+  // smallest prefix (in that order) whose mass reaches top_p, renormalised.
+  // Greedy: one-hot at the argmax.
+  void distribution(std::span<const float> logits, std::vector<float>& probs) const;
+
+  // Restarts the random sequence (as if constructed with this seed).
+  void reseed(uint64_t seed);
+  // True when the distribution is always one-hot: temperature <= 0 or top_k == 1.
+  bool greedy() const;
+  const SamplingParams& params() const { return params_; }
+
+ private:
+  // Fills kept_ (token ids in draw order) and weights_ (unnormalised
+  // probabilities, same order) and returns their sum. Non-greedy only.
+  double prepare(std::span<const float> logits) const;
+
+  SamplingParams params_;
+  Rng rng_;
+  // Per-call buffers, kept between calls so that sampling does not allocate.
+  mutable std::vector<int32_t> kept_;
+  mutable std::vector<double> weights_;
+};
+
+// The argmax of logits, ties -> lowest id; NaN and -inf never win. -1 if no
+// logit is above -inf.
+int32_t argmax(std::span<const float> logits);
+
+}  // namespace tessera

@@ -1,0 +1,33 @@
+#include "backends/cpu/f16.h"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <vector>
+
+#include "core/tensor/dtype.h"
+
+namespace tessera::cpu {
+namespace {
+
+// The kernels' inline conversion must agree with the core's, bit for bit.
+TEST(F16, InlineConversionMatchesHalfToFloatForEveryInput) {
+  for (uint32_t h = 0; h <= 0xffffu; ++h) {
+    const auto half = static_cast<uint16_t>(h);
+    ASSERT_EQ(std::bit_cast<uint32_t>(f16_to_f32(half)),
+              std::bit_cast<uint32_t>(half_to_float(half)))
+        << std::hex << h;
+  }
+}
+
+TEST(F16, RowConversionMatchesElementConversion) {
+  std::vector<uint16_t> src(37);
+  for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint16_t>(i * 1777 + 3);
+  std::vector<float> dst(src.size());
+  f16_to_f32_row(src.data(), dst.data(), static_cast<int64_t>(src.size()));
+  for (std::size_t i = 0; i < src.size(); ++i)
+    EXPECT_EQ(std::bit_cast<uint32_t>(dst[i]), std::bit_cast<uint32_t>(half_to_float(src[i])));
+}
+
+}  // namespace
+}  // namespace tessera::cpu
