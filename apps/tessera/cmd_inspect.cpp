@@ -1,0 +1,76 @@
+// tessera inspect: what a model file holds.
+#include <cstdio>
+#include <iostream>
+
+#include "apps/tessera/cli_common.h"
+#include "core/model/model.h"
+
+namespace tessera::cli {
+namespace {
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+}  // namespace
+
+int run_inspect(int argc, char** argv) {
+  po::options_description options("options");
+  options.add_options()("help,h", "show this help")("model", po::value<std::string>()->required(),
+                                                    "model file (.gguf, or llama2.c .bin)")(
+      "tokenizer,t", po::value<std::string>(), "llama2.c tokenizer file (for .bin checkpoints)")(
+      "metadata,m", "print every metadata key (long arrays are summarised)");
+  po::positional_options_description positional;
+  positional.add("model", 1);
+  po::variables_map values;
+  int exit_code = 0;
+  if (!parse_arguments(argc, argv, options, positional,
+                       "usage: tessera inspect MODEL [--tokenizer FILE] [--metadata]",
+                       R"(examples:
+  tessera inspect ../shared/models/stories260K.gguf
+  tessera inspect ../shared/models/stories260K.bin --tokenizer ../shared/models/tok512.bin
+  tessera inspect ../shared/models/tok512-sdar-1m.gguf --metadata
+)",
+                       values, exit_code))
+    return exit_code;
+
+  std::optional<std::string> tokenizer;
+  if (values.count("tokenizer")) tokenizer = values["tokenizer"].as<std::string>();
+  auto model = load_model(values["model"].as<std::string>(), tokenizer);
+  if (!model.ok()) return report("inspect", model.status());
+  const ModelConfig& c = model->config;
+  std::printf("file:          %s (%s)\n", model->path.c_str(), model->format.c_str());
+  std::printf("architecture:  %s%s%s\n", c.architecture.c_str(), c.name.empty() ? "" : ", name ",
+              c.name.c_str());
+  std::printf("dim %d, hidden %d, layers %d, heads %d, kv heads %d%s, head dim %d\n", c.dim,
+              c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads,
+              c.n_kv_heads < c.n_heads ? " (grouped-query)" : "", c.head_dim);
+  std::printf("vocab %d, context %d, rms eps %g, rope theta %g\n", c.vocab_size, c.context_length,
+              static_cast<double>(c.rms_eps), static_cast<double>(c.rope_theta));
+  const Vocabulary& v = model->vocab;
+  std::printf("tokenizer:     SentencePiece, %d pieces, bos %d, eos %d, unk %d, space prefix %s\n",
+              v.size(), v.bos_id, v.eos_id, v.unk_id, v.add_space_prefix ? "yes" : "no");
+  std::size_t params = 0, bytes = 0;
+  for (const auto& t : model->tensors) {
+    std::size_t n = 1;
+    for (int64_t d : t.shape) n *= static_cast<std::size_t>(d);
+    params += n;
+    bytes += n * dtype_size(t.dtype);
+  }
+  std::printf("tensors:       %zu, %zu parameters, %.2f MiB\n", model->tensors.size(), params,
+              static_cast<double>(bytes) / (1024.0 * 1024.0));
+  for (const auto& t : model->tensors) {
+    std::printf("  %-28s %-4s %s\n", t.name.c_str(), std::string(dtype_name(t.dtype)).c_str(),
+                shape_text(t.shape).c_str());
+  }
+  if (values.count("metadata")) {
+    std::printf("metadata:      %zu keys\n", model->metadata.size());
+    for (const auto& [key, value] : model->metadata)
+      std::printf("  %s = %s\n", key.c_str(), value.c_str());
+  }
+  return 0;
+}
+
+}  // namespace tessera::cli

@@ -1,0 +1,78 @@
+// tessera perplexity: mean negative log-likelihood of a text under the model.
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "apps/tessera/cli_common.h"
+#include "core/engine/engine.h"
+#include "core/engine/perplexity.h"
+
+namespace tessera::cli {
+
+int run_perplexity(int argc, char** argv) {
+  po::options_description options("options");
+  options.add_options()("help,h", "show this help")(
+      "config,c", po::value<std::string>()->required(), "TOML config file")(
+      "text,t", po::value<std::string>()->required(), "UTF-8 text file to score")(
+      "max-tokens,n", po::value<int64_t>(),
+      "score only the first N tokens of the text (default: as many as the cache holds)")(
+      "set,s", po::value<std::vector<std::string>>()->composing(),
+      "override a config key (repeatable)");
+  po::variables_map values;
+  int exit_code = 0;
+  if (!parse_arguments(argc, argv, options, {},
+                       "usage: tessera perplexity --config FILE --text FILE [--max-tokens N]",
+                       R"(examples:
+  tessera perplexity --config configs/stories260k.toml --text ../shared/data/tinystories_train_head.txt --max-tokens 256
+  tessera perplexity --config configs/tok512-ar-1m.toml --text story.txt --set cache.max_tokens=1024
+
+The text is tokenized with BOS in front; token i is predicted from BOS and the
+tokens before it. The last line is `tokens=N nll=X ppl=Y` (nll in nats per
+token, ppl = exp(nll)).
+)",
+                       values, exit_code))
+    return exit_code;
+
+  const auto overrides = values.count("set") ? values["set"].as<std::vector<std::string>>()
+                                             : std::vector<std::string>{};
+  auto config = load_config(values["config"].as<std::string>(), overrides);
+  if (!config.ok()) return report("perplexity", config.status());
+
+  const std::string text_path = values["text"].as<std::string>();
+  std::ifstream in(text_path, std::ios::binary);
+  if (!in) return report("perplexity", not_found("cannot open text file " + text_path));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+
+  auto registry = make_registry(&*config);
+  auto engine = Engine::create(*config, *registry);
+  if (!engine.ok()) return report("perplexity", engine.status());
+
+  std::vector<int32_t> tokens = (*engine)->tokenizer().encode(buffer.str(), /*add_bos=*/true);
+  int64_t wanted = static_cast<int64_t>(tokens.size()) - 1;
+  if (values.count("max-tokens")) {
+    const int64_t n = values["max-tokens"].as<int64_t>();
+    if (n < 1) {
+      std::cerr << "tessera perplexity: --max-tokens must be >= 1\n";
+      return kExitUsage;
+    }
+    wanted = std::min(wanted, n);
+  } else {
+    wanted = std::min(wanted, (*engine)->max_tokens());
+  }
+  if (wanted < 1) return report("perplexity", invalid_argument(text_path + " has no tokens"));
+  tokens.resize(static_cast<std::size_t>(wanted) + 1);
+
+  auto result = score_tokens(**engine, tokens, [](int64_t done, int64_t total) {
+    std::fprintf(stderr, "\rscoring %lld/%lld tokens", static_cast<long long>(done),
+                 static_cast<long long>(total));
+    if (done == total) std::fputc('\n', stderr);
+  });
+  if (!result.ok()) return report("perplexity", result.status());
+  std::printf("tokens=%lld nll=%.6f ppl=%.6f\n", static_cast<long long>(result->tokens),
+              result->mean_nll, std::exp(result->mean_nll));
+  return 0;
+}
+
+}  // namespace tessera::cli

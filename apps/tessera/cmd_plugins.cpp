@@ -1,0 +1,57 @@
+// tessera plugins: every plugin the registry finds, and every library it refused.
+#include <cstdio>
+#include <iostream>
+
+#include "apps/tessera/cli_common.h"
+#include "core/util/suggest.h"
+
+namespace tessera::cli {
+
+int run_plugins(int argc, char** argv) {
+  po::options_description options("options");
+  options.add_options()("help,h", "show this help")(
+      "config,c", po::value<std::string>(), "also search the config's [plugins] search_path")(
+      "set,s", po::value<std::vector<std::string>>()->composing(), "override a config key");
+  po::variables_map values;
+  int exit_code = 0;
+  if (!parse_arguments(argc, argv, options, {}, "usage: tessera plugins [--config FILE]",
+                       R"(examples:
+  tessera plugins
+  TESSERA_PLUGIN_PATH=$HOME/my-plugins tessera plugins
+
+Search order: [plugins] search_path of the config, TESSERA_PLUGIN_PATH (':'-separated),
+next to the executable, the build tree, the install tree. The first plugin of a
+kind and name wins. Libraries that were found but refused are listed with why.
+)",
+                       values, exit_code))
+    return exit_code;
+
+  std::optional<Config> config;
+  if (values.count("config")) {
+    const auto overrides = values.count("set") ? values["set"].as<std::vector<std::string>>()
+                                               : std::vector<std::string>{};
+    auto loaded = load_config(values["config"].as<std::string>(), overrides);
+    if (!loaded.ok()) return report("plugins", loaded.status());
+    config = std::move(loaded).value();
+  }
+  auto registry = make_registry(config ? &*config : nullptr);
+  for (std::string_view kind : plugin_kinds()) {
+    for (const PluginRecord& p : registry->plugins()) {
+      if (p.kind() != kind) continue;
+      const TesseraPluginDescriptor& d = *p.descriptor;
+      std::printf("%-10s %-10s v%-7s ABI %u.%u  %s\n", d.kind, d.name, d.version, d.abi_major,
+                  d.abi_minor, p.file.c_str());
+      std::printf("           %s\n", d.description);
+      for (const OptionSpec& o : p.options()) {
+        std::printf("           option %s (%s, default %s): %s\n", o.name,
+                    std::string(option_type_name(o.type)).c_str(), o.default_value, o.description);
+      }
+    }
+  }
+  for (const RejectedPlugin& r : registry->rejected())
+    std::printf("refused    %s\n           %s\n", r.file.c_str(), r.reason.message().c_str());
+  std::printf("searched: %s\n", join(registry->searched(), ", ").c_str());
+  return 0;
+}
+
+}  // namespace tessera::cli

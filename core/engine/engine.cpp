@@ -1,0 +1,165 @@
+#include "core/engine/engine.h"
+
+#include <chrono>
+
+#include "core/engine/model_locator.h"
+
+namespace tessera {
+namespace {
+
+// The section whose keys configure each plugin kind (docs/config.md).
+struct Role {
+  std::string_view kind;
+  std::string_view name_key;
+  std::string_view section;
+};
+constexpr Role kBackendRole{"backend", "backend.plugin", "backend"};
+constexpr Role kCacheRole{"cache", "cache.plugin", "cache"};
+constexpr Role kCodecRole{"compressor", "cache.codec.plugin", "cache.codec"};
+constexpr Role kProposerRole{"proposer", "decode.proposer", "decode"};
+constexpr Role kVerifierRole{"verifier", "decode.verifier", "decode"};
+constexpr Role kSchedulerRole{"scheduler", "scheduler.plugin", "scheduler"};
+
+struct ResolvedPlugin {
+  const PluginRecord* record = nullptr;
+  OptionValues options;
+};
+
+Result<const PluginRecord*> find_role(const Config& config, const PluginRegistry& registry,
+                                      const Role& role) {
+  const std::string name = config.get_string(role.name_key);
+  auto found = registry.find(role.kind, name);
+  if (!found.ok()) return found.status().with_context(std::string(role.name_key));
+  return found;
+}
+
+}  // namespace
+
+Engine::~Engine() {
+  // Plugin objects go before the model they point into; the cache before its backend.
+  scheduler_.reset();
+  verifier_.reset();
+  proposer_.reset();
+  cache_.reset();
+  transformer_.reset();
+  backend_.reset();
+}
+
+Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
+                                               const PluginRegistry& registry) {
+  RETURN_IF_ERROR(config.validate_core());
+  std::unique_ptr<Engine> engine(new Engine());
+
+  // Plugins first: a typo in a plugin name should not wait for a model load.
+  ASSIGN_OR_RETURN(const PluginRecord* backend_rec, find_role(config, registry, kBackendRole));
+  ASSIGN_OR_RETURN(const PluginRecord* cache_rec, find_role(config, registry, kCacheRole));
+  ASSIGN_OR_RETURN(const PluginRecord* codec_rec, find_role(config, registry, kCodecRole));
+  ASSIGN_OR_RETURN(const PluginRecord* proposer_rec, find_role(config, registry, kProposerRole));
+  ASSIGN_OR_RETURN(const PluginRecord* verifier_rec, find_role(config, registry, kVerifierRole));
+  ASSIGN_OR_RETURN(const PluginRecord* scheduler_rec, find_role(config, registry, kSchedulerRole));
+
+  const auto options_for = [&](const Role& role, const PluginRecord* rec) {
+    return config.plugin_options(role.section, rec->options(),
+                                 std::string(role.kind) + " plugin '" + rec->name() + "'");
+  };
+  ASSIGN_OR_RETURN(OptionValues backend_opts, options_for(kBackendRole, backend_rec));
+  ASSIGN_OR_RETURN(OptionValues cache_opts, options_for(kCacheRole, cache_rec));
+  ASSIGN_OR_RETURN(OptionValues codec_opts, options_for(kCodecRole, codec_rec));
+  ASSIGN_OR_RETURN(OptionValues scheduler_opts, options_for(kSchedulerRole, scheduler_rec));
+  // Proposer and verifier share [decode]: a key there must belong to one of them.
+  const std::string proposer_desc = "proposer plugin '" + proposer_rec->name() + "'";
+  const std::string verifier_desc = "verifier plugin '" + verifier_rec->name() + "'";
+  const PluginSchema decode_schemas[] = {{proposer_desc, proposer_rec->options()},
+                                         {verifier_desc, verifier_rec->options()}};
+  ASSIGN_OR_RETURN(std::vector<OptionValues> decode_opts,
+                   config.plugin_options("decode", decode_schemas));
+  OptionValues& proposer_opts = decode_opts[0];
+  OptionValues& verifier_opts = decode_opts[1];
+
+  // The model.
+  ASSIGN_OR_RETURN(std::string model_path,
+                   locate_model_file(config.get_string("model.path"), config.directory()));
+  std::optional<std::string> tokenizer_path;
+  if (const std::string t = config.get_string("model.tokenizer"); !t.empty()) {
+    ASSIGN_OR_RETURN(tokenizer_path, locate_model_file(t, config.directory()));
+  }
+  ASSIGN_OR_RETURN(LoadedModel model, load_model(model_path, tokenizer_path));
+  engine->model_ = std::make_unique<LoadedModel>(std::move(model));
+  engine->tokenizer_ = std::make_unique<Tokenizer>(engine->model_->vocab);
+
+  // Backend and the forward's scratch.
+  ASSIGN_OR_RETURN(engine->backend_, create_plugin<Backend>(registry, *backend_rec, backend_opts));
+  BackendOptions backend_options;
+  backend_options.threads = static_cast<int>(config.get_int("backend.threads"));
+  RETURN_IF_ERROR(engine->backend_->init(backend_options)
+                      .with_context("backend plugin '" + backend_rec->name() + "'"));
+  for (const TensorInfo& info : engine->model_->tensors) {
+    if (!engine->backend_->supports_weight_dtype(info.dtype))
+      return unimplemented("backend '" + backend_rec->name() + "' cannot use " +
+                           std::string(dtype_name(info.dtype)) + " weights (tensor " + info.name +
+                           ")");
+  }
+  ASSIGN_OR_RETURN(engine->transformer_, Transformer::create(*engine->model_, *engine->backend_));
+
+  // Cache store with its codec.
+  ASSIGN_OR_RETURN(auto codec, create_plugin<Compressor>(registry, *codec_rec, codec_opts));
+  ASSIGN_OR_RETURN(auto store, create_plugin<CacheStore>(registry, *cache_rec, cache_opts));
+  engine->cache_ = std::make_unique<CheckedCacheStore>(std::move(store), cache_rec->name());
+  RETURN_IF_ERROR(engine->cache_->init(engine->transformer_->cache_geometry(), std::move(codec)));
+  engine->max_tokens_ = config.get_int("cache.max_tokens");
+  engine->default_new_tokens_ = config.get_int("decode.max_tokens");
+
+  SamplingParams sampling;
+  sampling.temperature = static_cast<float>(config.get_float("sampling.temperature"));
+  sampling.top_k = static_cast<int>(config.get_int("sampling.top_k"));
+  sampling.top_p = static_cast<float>(config.get_float("sampling.top_p"));
+  sampling.seed = static_cast<uint64_t>(config.get_int("sampling.seed"));
+  engine->sampler_ = std::make_unique<Sampler>(sampling);
+
+  ASSIGN_OR_RETURN(engine->proposer_,
+                   create_plugin<Proposer>(registry, *proposer_rec, proposer_opts));
+  ASSIGN_OR_RETURN(engine->verifier_,
+                   create_plugin<Verifier>(registry, *verifier_rec, verifier_opts));
+  ASSIGN_OR_RETURN(engine->scheduler_,
+                   create_plugin<Scheduler>(registry, *scheduler_rec, scheduler_opts));
+
+  engine->description_ = {model_path,
+                          backend_rec->name(),
+                          cache_rec->name(),
+                          codec_rec->name(),
+                          proposer_rec->name(),
+                          verifier_rec->name(),
+                          scheduler_rec->name(),
+                          engine->backend_->device_info()};
+  return engine;
+}
+
+Status Engine::begin_sequence(SequenceState& sequence) {
+  sequence.id = next_sequence_++;
+  sequence.cached = 0;
+  sequence.capacity = max_tokens_;
+  return cache_->allocate(sequence.id, max_tokens_);
+}
+
+Status Engine::step(SequenceState& sequence, std::vector<int32_t>& emitted) {
+  DecodeContext context{*transformer_, *cache_, *sampler_, sequence};
+  draft_.clear();
+  RETURN_IF_ERROR(proposer_->propose(context, draft_).with_context("proposer"));
+  const std::size_t before = emitted.size();
+  RETURN_IF_ERROR(verifier_->verify(context, draft_, emitted).with_context("verifier"));
+  if (emitted.size() == before) return internal_error("the verifier emitted no token");
+  const std::span<const int32_t> fresh(emitted.data() + before, emitted.size() - before);
+  sequence.tokens.insert(sequence.tokens.end(), fresh.begin(), fresh.end());
+  proposer_->observe(fresh);
+  return ok_status();
+}
+
+Status Engine::end_sequence(SequenceState& sequence) {
+  return cache_->release(sequence.id);
+}
+
+Result<GenerationStats> Engine::generate(const GenerationRequest& request, const TokenSink& sink) {
+  return scheduler_->run(*this, request, sink);
+}
+
+}  // namespace tessera

@@ -1,0 +1,78 @@
+// Builds a runnable pipeline from a config: model, backend, cache store with
+// its codec, sampler, proposer, verifier and scheduler, each plugin chosen by
+// name. Schedulers drive sequences through begin/step/end.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/backend/backend.h"
+#include "core/cache/checked_cache_store.h"
+#include "core/config/config.h"
+#include "core/decode/draft.h"
+#include "core/decode/proposer.h"
+#include "core/decode/verifier.h"
+#include "core/model/model.h"
+#include "core/model/transformer.h"
+#include "core/plugin/registry.h"
+#include "core/sampling/sampler.h"
+#include "core/schedule/scheduler.h"
+#include "core/tokenizer/tokenizer.h"
+
+namespace tessera {
+
+// Which plugin serves each role, for reports.
+struct EngineDescription {
+  std::string model_path;
+  std::string backend, cache, codec, proposer, verifier, scheduler;
+  DeviceInfo device;
+};
+
+class Engine {
+ public:
+  // `registry` must already be scanned; it must outlive the engine.
+  static Result<std::unique_ptr<Engine>> create(const Config& config,
+                                                const PluginRegistry& registry);
+  ~Engine();
+
+  const LoadedModel& model() const { return *model_; }
+  const Tokenizer& tokenizer() const { return *tokenizer_; }
+  Transformer& transformer() { return *transformer_; }
+  CheckedCacheStore& cache() { return *cache_; }
+  Sampler& sampler() { return *sampler_; }
+  const EngineDescription& description() const { return description_; }
+  // Tokens one sequence may hold (cache.max_tokens).
+  int64_t max_tokens() const { return max_tokens_; }
+  // decode.max_tokens: tokens to generate unless the caller says otherwise.
+  int64_t default_new_tokens() const { return default_new_tokens_; }
+
+  Status begin_sequence(SequenceState& sequence);
+  // One decode step: propose, verify, let the proposer observe. Appends the
+  // emitted tokens to sequence.tokens and to `emitted`.
+  Status step(SequenceState& sequence, std::vector<int32_t>& emitted);
+  Status end_sequence(SequenceState& sequence);
+
+  // Runs a request through the configured scheduler.
+  Result<GenerationStats> generate(const GenerationRequest& request, const TokenSink& sink);
+
+ private:
+  Engine() = default;
+
+  std::unique_ptr<LoadedModel> model_;
+  std::unique_ptr<Tokenizer> tokenizer_;
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<Transformer> transformer_;
+  std::unique_ptr<CheckedCacheStore> cache_;
+  std::unique_ptr<Sampler> sampler_;
+  std::unique_ptr<Proposer> proposer_;
+  std::unique_ptr<Verifier> verifier_;
+  std::unique_ptr<Scheduler> scheduler_;
+  EngineDescription description_;
+  int64_t max_tokens_ = 0;
+  int64_t default_new_tokens_ = 0;
+  SequenceId next_sequence_ = 0;
+  Draft draft_;  // reused every step
+};
+
+}  // namespace tessera

@@ -1,0 +1,27 @@
+// Scoring text: the mean negative log-likelihood of each token given the ones
+// before it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+
+#include "core/status/status.h"
+
+namespace tessera {
+
+class Engine;
+
+struct PerplexityResult {
+  int64_t tokens = 0;     // predictions scored
+  double mean_nll = 0.0;  // nats per token
+};
+
+// Scores tokens[1..] given tokens[0..i) (tokens[0] is normally BOS). Needs
+// tokens.size() - 1 <= cache.max_tokens. progress(done, total) is called after
+// each chunk (optional).
+Result<PerplexityResult> score_tokens(
+    Engine& engine, std::span<const int32_t> tokens,
+    const std::function<void(int64_t, int64_t)>& progress = nullptr);
+
+}  // namespace tessera

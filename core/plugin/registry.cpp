@@ -1,0 +1,218 @@
+#include "core/plugin/registry.h"
+
+#include <algorithm>
+#include <array>
+#include <boost/dll/runtime_symbol_info.hpp>
+#include <boost/dll/shared_library.hpp>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+
+#include "core/util/suggest.h"
+
+namespace tessera {
+namespace {
+
+constexpr std::string_view kBuiltIn = "(built in)";
+
+// Libraries stay loaded until the process exits: plugin objects (and their
+// vtables) may live as long as the process, and unloading a library whose
+// objects are alive crashes at exit. Keeping them is what ggml's registry does too.
+std::vector<boost::dll::shared_library>& loaded_libraries() {
+  static auto* libraries = new std::vector<boost::dll::shared_library>();
+  return *libraries;
+}
+std::mutex& loaded_libraries_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+std::string_view stdlib_part(std::string_view fingerprint) {
+  return fingerprint.substr(0, fingerprint.find(';'));
+}
+
+std::string abi_string(uint32_t major, uint32_t minor) {
+  return std::to_string(major) + "." + std::to_string(minor);
+}
+
+bool is_plugin_file_name(const std::string& name) {
+  return name.rfind("libtessera_", 0) == 0 && name.size() > 3 &&
+         name.compare(name.size() - 3, 3, ".so") == 0 && name.rfind("libtessera_core", 0) != 0;
+}
+
+}  // namespace
+
+std::span<const std::string_view> plugin_kinds() {
+  static constexpr std::array<std::string_view, 6> kKinds = {"backend",  "compressor", "cache",
+                                                             "proposer", "verifier",   "scheduler"};
+  return kKinds;
+}
+
+Status check_plugin_descriptor(const TesseraPluginDescriptor& d, std::string_view origin) {
+  const std::string file(origin);
+  const std::string fix =
+      "; rebuild the plugin against this tessera's SDK (find_package(tessera) from the "
+      "installation you run) or remove it from the plugin search path";
+  if (d.abi_major != TESSERA_ABI_MAJOR || d.abi_minor > TESSERA_ABI_MINOR) {
+    return failed_precondition("plugin " + file + " was built for tessera plugin ABI " +
+                               abi_string(d.abi_major, d.abi_minor) +
+                               ", but this tessera has ABI " +
+                               abi_string(TESSERA_ABI_MAJOR, TESSERA_ABI_MINOR) +
+                               " (a plugin needs the same major and a minor no newer)" + fix);
+  }
+  if (d.struct_size < offsetof(TesseraPluginDescriptor, create) + sizeof(d.create)) {
+    return failed_precondition("plugin " + file + " declares a descriptor of " +
+                               std::to_string(d.struct_size) + " bytes, too small for ABI " +
+                               abi_string(d.abi_major, d.abi_minor) + fix);
+  }
+  const std::string_view theirs = d.build_fingerprint ? d.build_fingerprint : "";
+  const std::string_view ours = TESSERA_BUILD_FINGERPRINT;
+  if (stdlib_part(theirs) != stdlib_part(ours)) {
+    return failed_precondition("plugin " + file + " was built with " + std::string(theirs) +
+                               ", but this tessera was built with " + std::string(ours) +
+                               "; C++ objects cross the plugin boundary, so the C++ standard "
+                               "library must match" +
+                               fix);
+  }
+  const auto kinds = plugin_kinds();
+  if (!d.kind || std::find(kinds.begin(), kinds.end(), std::string_view(d.kind)) == kinds.end()) {
+    return failed_precondition("plugin " + file + " declares unknown kind '" +
+                               std::string(d.kind ? d.kind : "(null)") + "'");
+  }
+  if (!d.name || !*d.name || !d.create) {
+    return failed_precondition("plugin " + file + " has an empty name or no create function");
+  }
+  return ok_status();
+}
+
+std::vector<std::string> plugin_search_path(const std::vector<std::string>& extra) {
+  std::vector<std::string> dirs = extra;
+  if (const char* env = std::getenv("TESSERA_PLUGIN_PATH")) {
+    std::string_view rest(env);
+    while (!rest.empty()) {
+      const auto colon = rest.find(':');
+      if (colon != 0) dirs.emplace_back(rest.substr(0, colon));
+      if (colon == std::string_view::npos) break;
+      rest.remove_prefix(colon + 1);
+    }
+  }
+  boost::system::error_code ec;
+  const auto exe = boost::dll::program_location(ec);
+  if (!ec) {
+    const auto exe_dir = std::filesystem::path(exe.string()).parent_path();
+    dirs.push_back((exe_dir.parent_path() / TESSERA_RELATIVE_PLUGIN_DIR).string());
+    dirs.push_back((exe_dir / "plugins").string());
+  }
+  dirs.emplace_back(TESSERA_BUILD_PLUGIN_DIR);
+  dirs.emplace_back(TESSERA_INSTALL_PLUGIN_DIR);
+  // Same directory twice (e.g. exe-relative == build tree) is searched once.
+  std::vector<std::string> unique;
+  for (auto& d : dirs) {
+    std::error_code fec;
+    auto canonical = std::filesystem::weakly_canonical(d, fec);
+    std::string key = fec ? d : canonical.string();
+    if (std::find(unique.begin(), unique.end(), key) == unique.end()) unique.push_back(key);
+  }
+  return unique;
+}
+
+PluginRegistry::PluginRegistry(std::span<const TesseraPluginDescriptor* const> builtins) {
+  for (const auto* d : builtins) {
+    if (Status s = add(d, std::string(kBuiltIn)); !s.ok())
+      rejected_.push_back({std::string(kBuiltIn), s});
+  }
+}
+
+Status PluginRegistry::add(const TesseraPluginDescriptor* d, std::string file) {
+  RETURN_IF_ERROR(check_plugin_descriptor(*d, file));
+  for (const auto& p : plugins_) {
+    if (p.kind() == d->kind && p.name() == d->name) {
+      return failed_precondition(std::string(d->kind) + " '" + d->name + "' from " + file +
+                                 " is shadowed by the one from " + p.file);
+    }
+  }
+  plugins_.push_back({d, std::move(file)});
+  return ok_status();
+}
+
+Result<const PluginRecord*> PluginRegistry::load_file(const std::string& path) {
+  boost::dll::shared_library library;
+  boost::system::error_code ec;
+  library.load(path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, ec);
+  if (ec) return failed_precondition("cannot load plugin " + path + ": " + ec.message());
+  if (!library.has(TESSERA_STRINGIFY(TESSERA_PLUGIN_SYMBOL))) {
+    return failed_precondition(
+        "plugin " + path + " exports no '" + TESSERA_STRINGIFY(TESSERA_PLUGIN_SYMBOL) +
+        "' symbol; build it with TESSERA_PLUGIN(...) from core/plugin/sdk.h");
+  }
+  const auto& descriptor =
+      library.get<const TesseraPluginDescriptor>(TESSERA_STRINGIFY(TESSERA_PLUGIN_SYMBOL));
+  RETURN_IF_ERROR(add(&descriptor, path));
+  {
+    std::lock_guard lock(loaded_libraries_mutex());
+    loaded_libraries().push_back(std::move(library));
+  }
+  return &plugins_.back();
+}
+
+void PluginRegistry::scan(const std::vector<std::string>& directories) {
+  for (const auto& dir : directories) {
+    searched_.push_back(dir);
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec)) continue;
+    std::vector<std::string> files;
+    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+      const std::string name = entry.path().filename().string();
+      if (is_plugin_file_name(name)) files.push_back(entry.path().string());
+    }
+    std::sort(files.begin(), files.end());  // a stable order across file systems
+    for (const auto& file : files) {
+      const bool known = std::any_of(plugins_.begin(), plugins_.end(),
+                                     [&](const PluginRecord& p) { return p.file == file; });
+      if (known) continue;
+      auto loaded = load_file(file);
+      if (!loaded.ok()) {
+        // A shadowed duplicate is normal (build tree and install tree); keep quiet.
+        if (loaded.status().message().find("is shadowed by") == std::string::npos)
+          rejected_.push_back({file, loaded.status()});
+      }
+    }
+  }
+}
+
+Result<const PluginRecord*> PluginRegistry::find(std::string_view kind,
+                                                 std::string_view name) const {
+  std::vector<std::string> same_kind;
+  for (const auto& p : plugins_) {
+    if (p.kind() != kind) continue;
+    if (p.name() == name) return &p;
+    same_kind.push_back(p.name());
+  }
+  std::string message = "no " + std::string(kind) + " plugin '" + std::string(name) + "'" +
+                        did_you_mean(name, same_kind);
+  message +=
+      same_kind.empty() ? "; none of that kind was found" : "; available: " + join(same_kind);
+  const std::string expected_file = "libtessera_" + std::string(kind) + "_" + std::string(name);
+  for (const auto& r : rejected_) {
+    if (r.file.find(expected_file) != std::string::npos)
+      message += "; " + r.file + " was found but refused: " + r.reason.message();
+  }
+  message += "; searched: " + (searched_.empty() ? std::string("(nothing)") : join(searched_));
+  message += " (add a directory with [plugins] search_path or TESSERA_PLUGIN_PATH)";
+  return not_found(message);
+}
+
+Result<std::unique_ptr<PluginObject>> PluginRegistry::create(const PluginRecord& record,
+                                                             const OptionValues& options) const {
+  Status status;
+  PluginObject* object = record.descriptor->create(&options, &status);
+  if (!object) {
+    if (status.ok()) status = internal_error("create returned nothing and no error");
+    return status.with_context(record.kind() + " plugin '" + record.name() + "' (" + record.file +
+                               ")");
+  }
+  return std::unique_ptr<PluginObject>(object);
+}
+
+}  // namespace tessera

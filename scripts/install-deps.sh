@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs everything tessera needs to build and test, from Debian 12 packages
+# only. Run as root, or as a user with sudo. CUDA is optional and not installed
+# here (the CUDA backend is built only when nvcc is on PATH).
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ pkg-config git
+  libboost-dev libboost-program-options-dev libboost-filesystem-dev libboost-system-dev
+  libeigen3-dev libdnnl-dev libtomlplusplus-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libvulkan-dev vulkan-tools mesa-vulkan-drivers glslc glslang-tools spirv-tools
+  clang-format
+)
+
+if [ "$(id -u)" -eq 0 ]; then
+  as_root=()
+elif command -v sudo >/dev/null; then
+  as_root=(sudo)
+else
+  echo "install-deps.sh: run as root (or install sudo) to install: ${packages[*]}" >&2
+  exit 1
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps.sh: all ${#packages[@]} packages are installed"
+  exit 0
+fi
+echo "install-deps.sh: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${as_root[@]}" apt-get update -qq
+"${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

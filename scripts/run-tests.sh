@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Builds (if needed) and runs the whole test suite of a preset (default: release).
+#   scripts/run-tests.sh            # release
+#   scripts/run-tests.sh asan       # AddressSanitizer + UBSan build
+set -euo pipefail
+cd "$(dirname "$0")/.."
+preset="${1:-release}"
+[ -f "build/$preset/CMakeCache.txt" ] || cmake --preset "$preset" ${TESSERA_CMAKE_ARGS:-}
+cmake --build --preset "$preset"
+# OpenMP-based code stalls on a busy 2-core machine unless it waits passively.
+export OMP_WAIT_POLICY=passive
+ctest --preset "$preset" -j "$(nproc)"

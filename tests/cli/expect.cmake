@@ -1,0 +1,38 @@
+# Runs a command and checks its exit code and output.
+#   cmake -DCOMMAND="a;b;c" -DEXPECT_EXIT=0 [-DEXPECT_STDOUT=text] [-DEXPECT_REGEX=re]
+#         [-DENV="K=V;K2=V2"] -P expect.cmake
+# EXPECT_STDOUT: stdout must equal this text exactly (after dropping one trailing newline).
+# EXPECT_FIRST_LINE: the first line of stdout must equal this text exactly.
+# EXPECT_REGEX: stdout + stderr must match this regular expression.
+if(ENV)
+  foreach(assignment IN LISTS ENV)
+    string(FIND "${assignment}" "=" eq)
+    string(SUBSTRING "${assignment}" 0 ${eq} key)
+    math(EXPR value_start "${eq} + 1")
+    string(SUBSTRING "${assignment}" ${value_start} -1 value)
+    set(ENV{${key}} "${value}")
+  endforeach()
+endif()
+execute_process(COMMAND ${COMMAND} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
+message("exit code: ${code}\n--- stdout ---\n${out}\n--- stderr ---\n${err}")
+if(NOT "${code}" STREQUAL "${EXPECT_EXIT}")
+  message(FATAL_ERROR "expected exit code ${EXPECT_EXIT}, got ${code}")
+endif()
+if(DEFINED EXPECT_STDOUT)
+  string(REGEX REPLACE "\n$" "" trimmed "${out}")
+  if(NOT trimmed STREQUAL EXPECT_STDOUT)
+    message(FATAL_ERROR "stdout differs from the expected text:\n[${EXPECT_STDOUT}]")
+  endif()
+endif()
+if(DEFINED EXPECT_FIRST_LINE)
+  string(FIND "${out}" "\n" newline)
+  string(SUBSTRING "${out}" 0 ${newline} first_line)
+  if(NOT first_line STREQUAL EXPECT_FIRST_LINE)
+    message(FATAL_ERROR "the first line differs from the expected text:\n[${EXPECT_FIRST_LINE}]")
+  endif()
+endif()
+if(DEFINED EXPECT_REGEX)
+  if(NOT "${out}${err}" MATCHES "${EXPECT_REGEX}")
+    message(FATAL_ERROR "output does not match: ${EXPECT_REGEX}")
+  endif()
+endif()

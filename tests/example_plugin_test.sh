@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs this build into a temporary prefix, builds examples/codec_f16 as a
+# third-party author would (find_package(tessera)), and checks that the
+# installed tessera finds and uses it.
+set -euo pipefail
+build_dir="$1"
+source_dir="$2"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+cmake --install "$build_dir" --prefix "$work/prefix" >/dev/null
+cmake -S "$source_dir/examples/codec_f16" -B "$work/build" -G Ninja \
+      -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
+cmake --build "$work/build"
+
+tessera="$work/prefix/bin/tessera"
+export TESSERA_PLUGIN_PATH="$work/build"
+listing=$("$tessera" plugins)
+echo "$listing"
+echo "$listing" | grep -E "^compressor +f16 " >/dev/null || { echo "f16 plugin not listed"; exit 1; }
+echo "$listing" | grep -E "^backend +cpu .*$work/prefix" >/dev/null ||
+  { echo "installed cpu backend not found in the install tree"; exit 1; }
+out=$("$tessera" generate --config "$source_dir/configs/stories260k.toml" --quiet \
+      --set cache.codec.plugin=f16 --max-tokens 40)
+echo "$out"
+case "$out" in
+  "Once upon a time"*) echo "ok: generated through the example codec" ;;
+  *) echo "unexpected output"; exit 1 ;;
+esac
