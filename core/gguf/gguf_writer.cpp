@@ -1,0 +1,140 @@
+#include "core/gguf/gguf_writer.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+namespace tessera {
+
+void GgufWriter::append_string(std::vector<uint8_t>& out, const std::string& s) {
+  append(out, static_cast<uint64_t>(s.size()));
+  out.insert(out.end(), s.begin(), s.end());
+}
+
+void GgufWriter::set_raw(const std::string& key, GgufType type, std::vector<uint8_t> value) {
+  for (KeyValue& kv : metadata_) {
+    if (kv.key == key) {
+      kv.type = type;
+      kv.value = std::move(value);
+      return;
+    }
+  }
+  metadata_.push_back(KeyValue{key, type, std::move(value)});
+}
+
+void GgufWriter::set_string(const std::string& key, const std::string& v) {
+  std::vector<uint8_t> bytes;
+  append_string(bytes, v);
+  set_raw(key, GgufType::kString, std::move(bytes));
+}
+
+void GgufWriter::set_string_array(const std::string& key, const std::vector<std::string>& v) {
+  std::vector<uint8_t> bytes;
+  append(bytes, static_cast<uint32_t>(GgufType::kString));
+  append(bytes, static_cast<uint64_t>(v.size()));
+  for (const std::string& s : v) append_string(bytes, s);
+  set_raw(key, GgufType::kArray, std::move(bytes));
+}
+
+void GgufWriter::set_bool_array(const std::string& key, const std::vector<bool>& v) {
+  std::vector<uint8_t> bytes;
+  append(bytes, static_cast<uint32_t>(GgufType::kBool));
+  append(bytes, static_cast<uint64_t>(v.size()));
+  for (bool b : v) append(bytes, static_cast<uint8_t>(b ? 1 : 0));
+  set_raw(key, GgufType::kArray, std::move(bytes));
+}
+
+Status GgufWriter::set_alignment(uint32_t alignment) {
+  if (alignment == 0 || (alignment & (alignment - 1)) != 0)
+    return invalid_argument("GGUF alignment " + std::to_string(alignment) +
+                            " is not a power of two");
+  alignment_ = alignment;
+  set_u32("general.alignment", alignment);
+  return ok_status();
+}
+
+Status GgufWriter::add_tensor(const std::string& name, DType dtype,
+                              const std::vector<int64_t>& shape, const void* data) {
+  int64_t elements = 1;
+  for (int64_t d : shape) {
+    if (d <= 0 || __builtin_mul_overflow(elements, d, &elements))
+      return invalid_argument("tensor '" + name + "': bad shape");
+  }
+  const auto n = static_cast<std::size_t>(elements) * dtype_size(dtype);
+  const auto* p = static_cast<const uint8_t*>(data);
+  return add_tensor_raw(name, static_cast<uint32_t>(dtype_to_ggml_type(dtype)), shape,
+                        std::vector<uint8_t>(p, p + n));
+}
+
+Status GgufWriter::add_tensor_raw(const std::string& name, uint32_t ggml_type,
+                                  const std::vector<int64_t>& shape, std::vector<uint8_t> bytes) {
+  const auto traits = ggml_type_traits(ggml_type);
+  if (!traits) return invalid_argument("tensor '" + name + "': unknown ggml type");
+  if (shape.empty() || shape.size() > 4)
+    return invalid_argument("tensor '" + name + "': rank must be 1 to 4");
+  for (const TensorRecord& t : tensors_) {
+    if (t.name == name) return invalid_argument("duplicate tensor name '" + name + "'");
+  }
+  TensorRecord record{name, ggml_type, {}, {}};
+  int64_t elements = 1;
+  for (auto it = shape.rbegin(); it != shape.rend(); ++it) {
+    if (*it <= 0 || __builtin_mul_overflow(elements, *it, &elements))
+      return invalid_argument("tensor '" + name + "': bad shape");
+    record.ne.push_back(static_cast<uint64_t>(*it));
+  }
+  if (shape.back() % traits->block_elements != 0)
+    return invalid_argument("tensor '" + name + "': innermost dimension is not a multiple of " +
+                            std::to_string(traits->block_elements));
+  const auto expected =
+      static_cast<std::size_t>(elements / traits->block_elements * traits->block_bytes);
+  if (bytes.size() != expected)
+    return invalid_argument("tensor '" + name + "': " + std::to_string(bytes.size()) +
+                            " bytes given, the shape needs " + std::to_string(expected));
+  record.bytes = std::move(bytes);
+  tensors_.push_back(std::move(record));
+  return ok_status();
+}
+
+std::vector<uint8_t> GgufWriter::serialize() const {
+  std::vector<uint8_t> out = {'G', 'G', 'U', 'F'};
+  append(out, uint32_t{3});
+  append(out, static_cast<uint64_t>(tensors_.size()));
+  append(out, static_cast<uint64_t>(metadata_.size()));
+  for (const KeyValue& kv : metadata_) {
+    append_string(out, kv.key);
+    append(out, static_cast<uint32_t>(kv.type));
+    out.insert(out.end(), kv.value.begin(), kv.value.end());
+  }
+  const auto align = [this](uint64_t x) { return (x + alignment_ - 1) / alignment_ * alignment_; };
+  uint64_t offset = 0;  // within the data section
+  for (const TensorRecord& t : tensors_) {
+    append_string(out, t.name);
+    append(out, static_cast<uint32_t>(t.ne.size()));
+    for (uint64_t ne : t.ne) append(out, ne);
+    append(out, t.type);
+    append(out, offset);
+    offset = align(offset + t.bytes.size());
+  }
+  out.resize(align(out.size()), 0);
+  const std::size_t data_start = out.size();
+  offset = 0;
+  for (const TensorRecord& t : tensors_) {
+    out.resize(data_start + offset, 0);
+    out.insert(out.end(), t.bytes.begin(), t.bytes.end());
+    offset = align(offset + t.bytes.size());
+  }
+  return out;
+}
+
+Status GgufWriter::write_file(const std::string& path) const {
+  const std::vector<uint8_t> bytes = serialize();
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) return internal_error(path + ": cannot create: " + std::strerror(errno));
+  const std::size_t written = std::fwrite(bytes.data(), 1, bytes.size(), f);
+  const bool closed = std::fclose(f) == 0;
+  if (written != bytes.size() || !closed)
+    return internal_error(path + ": write failed: " + std::strerror(errno));
+  return ok_status();
+}
+
+}  // namespace tessera
