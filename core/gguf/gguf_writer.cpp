@@ -8,7 +8,9 @@ namespace tessera {
 
 void GgufWriter::append_string(std::vector<uint8_t>& out, const std::string& s) {
   append(out, static_cast<uint64_t>(s.size()));
-  out.insert(out.end(), s.begin(), s.end());
+  const std::size_t old_size = out.size();
+  out.resize(old_size + s.size());
+  if (!s.empty()) std::memcpy(out.data() + old_size, s.data(), s.size());
 }
 
 void GgufWriter::set_raw(const std::string& key, GgufType type, std::vector<uint8_t> value) {

@@ -1,9 +1,11 @@
 # Runs a command and checks its exit code and output.
-#   cmake -DCOMMAND="a;b;c" -DEXPECT_EXIT=0 [-DEXPECT_STDOUT=text] [-DEXPECT_REGEX=re]
-#         [-DENV="K=V;K2=V2"] -P expect.cmake
+#   cmake -DCOMMAND="a|b|c" -DEXPECT_EXIT=0 [-DEXPECT_STDOUT=text] [-DEXPECT_REGEX=re]
+#         [-DENV="K=V|K2=V2"] -P expect.cmake
 # EXPECT_STDOUT: stdout must equal this text exactly (after dropping one trailing newline).
 # EXPECT_FIRST_LINE: the first line of stdout must equal this text exactly.
 # EXPECT_REGEX: stdout + stderr must match this regular expression.
+string(REPLACE "|" ";" COMMAND "${COMMAND}")
+string(REPLACE "|" ";" ENV "${ENV}")
 if(ENV)
   foreach(assignment IN LISTS ENV)
     string(FIND "${assignment}" "=" eq)
