@@ -32,6 +32,11 @@ bool parse_arguments(int argc, char** argv, const po::options_description& optio
   return true;
 }
 
+std::vector<std::string> set_overrides(const po::variables_map& values) {
+  return values.count("set") ? values["set"].as<std::vector<std::string>>()
+                             : std::vector<std::string>{};
+}
+
 Result<Config> load_config(const std::string& path, const std::vector<std::string>& overrides) {
   ASSIGN_OR_RETURN(Config config, Config::load_file(path));
   for (const auto& assignment : overrides) RETURN_IF_ERROR(config.apply_override(assignment));

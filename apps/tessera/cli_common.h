@@ -28,6 +28,9 @@ bool parse_arguments(int argc, char** argv, const po::options_description& optio
                      const po::positional_options_description& positional, const std::string& usage,
                      const std::string& examples, po::variables_map& values, int& exit_code);
 
+// The values of every --set option given (none: empty).
+std::vector<std::string> set_overrides(const po::variables_map& values);
+
 // The config file with every --set applied and the core keys validated.
 Result<Config> load_config(const std::string& path, const std::vector<std::string>& overrides);
 

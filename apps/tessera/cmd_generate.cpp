@@ -31,8 +31,7 @@ The prompt is echoed, then the continuation streams as it is generated. Statisti
                        values, exit_code))
     return exit_code;
 
-  const auto overrides = values.count("set") ? values["set"].as<std::vector<std::string>>()
-                                             : std::vector<std::string>{};
+  const auto overrides = set_overrides(values);
   auto config = load_config(values["config"].as<std::string>(), overrides);
   if (!config.ok()) return report("generate", config.status());
   auto registry = make_registry(&*config);

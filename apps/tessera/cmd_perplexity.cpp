@@ -34,8 +34,7 @@ token, ppl = exp(nll)).
                        values, exit_code))
     return exit_code;
 
-  const auto overrides = values.count("set") ? values["set"].as<std::vector<std::string>>()
-                                             : std::vector<std::string>{};
+  const auto overrides = set_overrides(values);
   auto config = load_config(values["config"].as<std::string>(), overrides);
   if (!config.ok()) return report("perplexity", config.status());
 

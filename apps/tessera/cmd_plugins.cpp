@@ -28,8 +28,7 @@ kind and name wins. Libraries that were found but refused are listed with why.
 
   std::optional<Config> config;
   if (values.count("config")) {
-    const auto overrides = values.count("set") ? values["set"].as<std::vector<std::string>>()
-                                               : std::vector<std::string>{};
+    const auto overrides = set_overrides(values);
     auto loaded = load_config(values["config"].as<std::string>(), overrides);
     if (!loaded.ok()) return report("plugins", loaded.status());
     config = std::move(loaded).value();
