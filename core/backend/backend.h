@@ -72,8 +72,8 @@ class Backend : public PluginObject {
   //   batch_v  same shape as batch_k
   //   out      f32 [n, heads, head_dim]
   virtual void attention(const Tensor& q, const Tensor& cache_k, const Tensor& cache_v,
-                         const Tensor& batch_k, const Tensor& batch_v,
-                         BatchVisibility visibility, const Tensor& out) = 0;
+                         const Tensor& batch_k, const Tensor& batch_v, BatchVisibility visibility,
+                         const Tensor& out) = 0;
 };
 
 }  // namespace tessera

@@ -134,8 +134,8 @@ Result<LoadedModel> load_llama2c_model(std::shared_ptr<const MappedFile> file,
   const uint64_t expected = h.expected_file_bytes();
   if (expected != file->size())
     return data_loss(path + ": file size mismatch: expected " + std::to_string(expected) +
-                     " bytes from the llama2.c header (" + header_text(h) +
-                     "), but the file has " + std::to_string(file->size()) +
+                     " bytes from the llama2.c header (" + header_text(h) + "), but the file has " +
+                     std::to_string(file->size()) +
                      " bytes (truncated, or not a legacy llama2.c checkpoint)");
   if (tokenizer_path.empty())
     return invalid_argument(path +

@@ -20,12 +20,12 @@ class MappedFile;
 struct ModelConfig {
   std::string architecture = "llama";
   std::string name;
-  int dim = 0;             // embedding width
-  int hidden_dim = 0;      // feed-forward width
+  int dim = 0;         // embedding width
+  int hidden_dim = 0;  // feed-forward width
   int n_layers = 0;
   int n_heads = 0;
-  int n_kv_heads = 0;      // < n_heads means grouped-query attention
-  int head_dim = 0;        // dim / n_heads
+  int n_kv_heads = 0;  // < n_heads means grouped-query attention
+  int head_dim = 0;    // dim / n_heads
   int vocab_size = 0;
   int context_length = 0;  // as the file states it
   float rms_eps = 1e-5f;
@@ -48,8 +48,8 @@ struct LayerWeights {
 struct ModelWeights {
   Tensor token_embedding;  // [vocab, dim]
   std::vector<LayerWeights> layers;
-  Tensor output_norm;      // [dim]
-  Tensor output;           // [vocab, dim]; the embedding itself when shared
+  Tensor output_norm;  // [dim]
+  Tensor output;       // [vocab, dim]; the embedding itself when shared
 };
 
 enum class TokenType : int32_t {

@@ -8,10 +8,14 @@ namespace tessera {
 
 std::string_view option_type_name(OptionType type) {
   switch (type) {
-    case OptionType::kBool: return "bool";
-    case OptionType::kInt: return "integer";
-    case OptionType::kFloat: return "float";
-    case OptionType::kString: return "string";
+    case OptionType::kBool:
+      return "bool";
+    case OptionType::kInt:
+      return "integer";
+    case OptionType::kFloat:
+      return "float";
+    case OptionType::kString:
+      return "string";
   }
   return "?";
 }
@@ -48,8 +52,7 @@ bool choice_allowed(const char* choices, std::string_view value) {
 Status check_option(const OptionSpec& spec, const OptionValue& value, std::string_view where) {
   const auto type_error = [&](std::string_view got) {
     return invalid_argument(std::string(where) + ": expected " +
-                            std::string(option_type_name(spec.type)) + ", got " +
-                            std::string(got));
+                            std::string(option_type_name(spec.type)) + ", got " + std::string(got));
   };
   switch (spec.type) {
     case OptionType::kBool:
@@ -60,7 +63,8 @@ Status check_option(const OptionSpec& spec, const OptionValue& value, std::strin
       double number;
       if (const auto* i = std::get_if<int64_t>(&value)) {
         number = static_cast<double>(*i);
-      } else if (const auto* d = std::get_if<double>(&value); d && spec.type == OptionType::kFloat) {
+      } else if (const auto* d = std::get_if<double>(&value);
+                 d && spec.type == OptionType::kFloat) {
         number = *d;
       } else {
         return type_error(option_value_to_string(value));
@@ -88,15 +92,18 @@ Status check_option(const OptionSpec& spec, const OptionValue& value, std::strin
 Result<OptionValue> parse_option(const OptionSpec& spec, std::string_view text,
                                  std::string_view where) {
   const auto bad = [&]() {
-    return invalid_argument(std::string(where) + ": cannot read \"" + std::string(text) +
-                            "\" as " + std::string(option_type_name(spec.type)));
+    return invalid_argument(std::string(where) + ": cannot read \"" + std::string(text) + "\" as " +
+                            std::string(option_type_name(spec.type)));
   };
   OptionValue value;
   switch (spec.type) {
     case OptionType::kBool:
-      if (text == "true") value = true;
-      else if (text == "false") value = false;
-      else return bad();
+      if (text == "true")
+        value = true;
+      else if (text == "false")
+        value = false;
+      else
+        return bad();
       break;
     case OptionType::kInt: {
       int64_t i = 0;
@@ -129,8 +136,12 @@ const OptionValue& OptionValues::at(std::string_view name) const {
   return it->second;
 }
 
-bool OptionValues::get_bool(std::string_view name) const { return std::get<bool>(at(name)); }
-int64_t OptionValues::get_int(std::string_view name) const { return std::get<int64_t>(at(name)); }
+bool OptionValues::get_bool(std::string_view name) const {
+  return std::get<bool>(at(name));
+}
+int64_t OptionValues::get_int(std::string_view name) const {
+  return std::get<int64_t>(at(name));
+}
 double OptionValues::get_float(std::string_view name) const {
   const auto& v = at(name);
   if (const auto* i = std::get_if<int64_t>(&v)) return static_cast<double>(*i);

@@ -50,29 +50,24 @@ PluginObject* create(const OptionValues* options, Status* status) noexcept {
 
 }  // namespace tessera::sdk
 
-#define TESSERA_PLUGIN_DESCRIPTOR_INIT(KIND, NAME, VERSION, DESCRIPTION, OPTIONS, CLASS)     \
-  {TESSERA_ABI_MAJOR,                                                                        \
-   TESSERA_ABI_MINOR,                                                                        \
-   sizeof(TesseraPluginDescriptor),                                                          \
-   TESSERA_BUILD_FINGERPRINT,                                                                \
-   #KIND,                                                                                    \
-   NAME,                                                                                     \
-   VERSION,                                                                                  \
-   DESCRIPTION,                                                                              \
-   ::tessera::sdk::option_count(OPTIONS) ? OPTIONS : nullptr,                                \
-   ::tessera::sdk::option_count(OPTIONS),                                                    \
-   &::tessera::sdk::create<CLASS>}
+#define TESSERA_PLUGIN_DESCRIPTOR_INIT(KIND, NAME, VERSION, DESCRIPTION, OPTIONS, CLASS) \
+  {                                                                                      \
+    TESSERA_ABI_MAJOR, TESSERA_ABI_MINOR, sizeof(TesseraPluginDescriptor),               \
+        TESSERA_BUILD_FINGERPRINT, #KIND, NAME, VERSION, DESCRIPTION,                    \
+        ::tessera::sdk::option_count(OPTIONS) ? OPTIONS : nullptr,                       \
+        ::tessera::sdk::option_count(OPTIONS), &::tessera::sdk::create<CLASS>            \
+  }
 
 // A shared plugin exports `tessera_plugin_descriptor`; a plugin linked into the
 // binary (embedded build) gets a unique name that the build's generated table
 // lists (TESSERA_STATIC_PLUGIN_SYMBOL is set by tessera_add_plugin()).
 #ifdef TESSERA_STATIC_PLUGIN_SYMBOL
-#define TESSERA_PLUGIN(KIND, NAME, VERSION, DESCRIPTION, OPTIONS, CLASS)                     \
-  extern "C" const TesseraPluginDescriptor TESSERA_STATIC_PLUGIN_SYMBOL =                    \
+#define TESSERA_PLUGIN(KIND, NAME, VERSION, DESCRIPTION, OPTIONS, CLASS)  \
+  extern "C" const TesseraPluginDescriptor TESSERA_STATIC_PLUGIN_SYMBOL = \
       TESSERA_PLUGIN_DESCRIPTOR_INIT(KIND, NAME, VERSION, DESCRIPTION, OPTIONS, CLASS);
 #else
-#define TESSERA_PLUGIN(KIND, NAME, VERSION, DESCRIPTION, OPTIONS, CLASS)                     \
-  extern "C" __attribute__((visibility("default"))) const TesseraPluginDescriptor            \
-      TESSERA_PLUGIN_SYMBOL =                                                                \
-          TESSERA_PLUGIN_DESCRIPTOR_INIT(KIND, NAME, VERSION, DESCRIPTION, OPTIONS, CLASS);
+#define TESSERA_PLUGIN(KIND, NAME, VERSION, DESCRIPTION, OPTIONS, CLASS) \
+  extern "C" __attribute__((visibility("default")))                      \
+  const TesseraPluginDescriptor TESSERA_PLUGIN_SYMBOL =                  \
+      TESSERA_PLUGIN_DESCRIPTOR_INIT(KIND, NAME, VERSION, DESCRIPTION, OPTIONS, CLASS);
 #endif

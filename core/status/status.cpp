@@ -4,15 +4,24 @@ namespace tessera {
 
 std::string_view status_code_name(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return "OK";
-    case StatusCode::kInvalidArgument: return "INVALID_ARGUMENT";
-    case StatusCode::kNotFound: return "NOT_FOUND";
-    case StatusCode::kResourceExhausted: return "RESOURCE_EXHAUSTED";
-    case StatusCode::kFailedPrecondition: return "FAILED_PRECONDITION";
-    case StatusCode::kOutOfRange: return "OUT_OF_RANGE";
-    case StatusCode::kUnimplemented: return "UNIMPLEMENTED";
-    case StatusCode::kInternal: return "INTERNAL";
-    case StatusCode::kDataLoss: return "DATA_LOSS";
+    case StatusCode::kOk:
+      return "OK";
+    case StatusCode::kInvalidArgument:
+      return "INVALID_ARGUMENT";
+    case StatusCode::kNotFound:
+      return "NOT_FOUND";
+    case StatusCode::kResourceExhausted:
+      return "RESOURCE_EXHAUSTED";
+    case StatusCode::kFailedPrecondition:
+      return "FAILED_PRECONDITION";
+    case StatusCode::kOutOfRange:
+      return "OUT_OF_RANGE";
+    case StatusCode::kUnimplemented:
+      return "UNIMPLEMENTED";
+    case StatusCode::kInternal:
+      return "INTERNAL";
+    case StatusCode::kDataLoss:
+      return "DATA_LOSS";
   }
   return "UNKNOWN";
 }
@@ -41,20 +50,34 @@ Status Status::with_context(std::string_view context) && {
   return Status(code(), std::string(context) + ": " + message());
 }
 
-Status invalid_argument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
-Status not_found(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
-Status resource_exhausted(std::string m) { return {StatusCode::kResourceExhausted, std::move(m)}; }
+Status invalid_argument(std::string m) {
+  return {StatusCode::kInvalidArgument, std::move(m)};
+}
+Status not_found(std::string m) {
+  return {StatusCode::kNotFound, std::move(m)};
+}
+Status resource_exhausted(std::string m) {
+  return {StatusCode::kResourceExhausted, std::move(m)};
+}
 Status failed_precondition(std::string m) {
   return {StatusCode::kFailedPrecondition, std::move(m)};
 }
-Status out_of_range(std::string m) { return {StatusCode::kOutOfRange, std::move(m)}; }
-Status unimplemented(std::string m) { return {StatusCode::kUnimplemented, std::move(m)}; }
-Status internal_error(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
-Status data_loss(std::string m) { return {StatusCode::kDataLoss, std::move(m)}; }
+Status out_of_range(std::string m) {
+  return {StatusCode::kOutOfRange, std::move(m)};
+}
+Status unimplemented(std::string m) {
+  return {StatusCode::kUnimplemented, std::move(m)};
+}
+Status internal_error(std::string m) {
+  return {StatusCode::kInternal, std::move(m)};
+}
+Status data_loss(std::string m) {
+  return {StatusCode::kDataLoss, std::move(m)};
+}
 
 void check_failed(const char* file, int line, const char* condition, std::string_view message) {
-  std::fprintf(stderr, "tessera: internal check failed at %s:%d: %s: %.*s\n", file, line,
-               condition, static_cast<int>(message.size()), message.data());
+  std::fprintf(stderr, "tessera: internal check failed at %s:%d: %s: %.*s\n", file, line, condition,
+               static_cast<int>(message.size()), message.data());
   std::abort();
 }
 

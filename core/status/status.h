@@ -51,7 +51,9 @@ class [[nodiscard]] Status {
   std::shared_ptr<const Rep> rep_;
 };
 
-inline Status ok_status() { return Status(); }
+inline Status ok_status() {
+  return Status();
+}
 Status invalid_argument(std::string message);
 Status not_found(std::string message);
 Status resource_exhausted(std::string message);
@@ -67,7 +69,7 @@ Status data_loss(std::string message);
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : state_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : state_(std::move(value)) {}        // NOLINT: implicit by design
   Result(Status status) : state_(std::move(status)) {  // NOLINT
     if (std::get<Status>(state_).ok())
       check_failed(__FILE__, __LINE__, "!status.ok()", "Result built from an ok Status");
@@ -104,18 +106,18 @@ class [[nodiscard]] Result {
 }  // namespace tessera
 
 // Aborts on a broken internal invariant (never on user input).
-#define TESSERA_CHECK(cond, msg)                                        \
-  do {                                                                  \
+#define TESSERA_CHECK(cond, msg)                                          \
+  do {                                                                    \
     if (!(cond)) ::tessera::check_failed(__FILE__, __LINE__, #cond, msg); \
   } while (0)
 
 #define TESSERA_CONCAT_INNER(a, b) a##b
 #define TESSERA_CONCAT(a, b) TESSERA_CONCAT_INNER(a, b)
 
-#define RETURN_IF_ERROR(expr)                 \
-  do {                                        \
-    ::tessera::Status _st = (expr);           \
-    if (!_st.ok()) return _st;                \
+#define RETURN_IF_ERROR(expr)       \
+  do {                              \
+    ::tessera::Status _st = (expr); \
+    if (!_st.ok()) return _st;      \
   } while (0)
 
 #define ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \

@@ -7,8 +7,10 @@ namespace tessera {
 
 std::string_view dtype_name(DType dtype) {
   switch (dtype) {
-    case DType::kF32: return "f32";
-    case DType::kF16: return "f16";
+    case DType::kF32:
+      return "f32";
+    case DType::kF16:
+      return "f16";
   }
   return "?";
 }
@@ -21,8 +23,10 @@ std::optional<DType> dtype_from_name(std::string_view name) {
 
 std::size_t dtype_size(DType dtype) {
   switch (dtype) {
-    case DType::kF32: return 4;
-    case DType::kF16: return 2;
+    case DType::kF32:
+      return 4;
+    case DType::kF16:
+      return 2;
   }
   return 0;
 }
