@@ -1,22 +1,13 @@
 #include "core/engine/model_locator.h"
 
-#include <cstdlib>
-#include <string_view>
+#include "core/util/path_list.h"
 
 namespace tessera {
 
 std::vector<std::filesystem::path> model_search_path(const std::filesystem::path& config_dir) {
   std::vector<std::filesystem::path> dirs;
   dirs.push_back(config_dir.empty() ? std::filesystem::path(".") : config_dir);
-  if (const char* env = std::getenv("TESSERA_MODEL_PATH")) {
-    std::string_view rest(env);
-    while (!rest.empty()) {
-      const auto colon = rest.find(':');
-      if (colon != 0) dirs.emplace_back(std::string(rest.substr(0, colon)));
-      if (colon == std::string_view::npos) break;
-      rest.remove_prefix(colon + 1);
-    }
-  }
+  for (const auto& dir : path_list_from_env("TESSERA_MODEL_PATH")) dirs.emplace_back(dir);
   const std::filesystem::path root(TESSERA_SOURCE_DIR);
   dirs.push_back(root / "models");
   dirs.push_back(root.parent_path() / "shared" / "models");

@@ -4,11 +4,11 @@
 #include <array>
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
 
+#include "core/util/path_list.h"
 #include "core/util/suggest.h"
 
 namespace tessera {
@@ -88,15 +88,7 @@ Status check_plugin_descriptor(const TesseraPluginDescriptor& d, std::string_vie
 
 std::vector<std::string> plugin_search_path(const std::vector<std::string>& extra) {
   std::vector<std::string> dirs = extra;
-  if (const char* env = std::getenv("TESSERA_PLUGIN_PATH")) {
-    std::string_view rest(env);
-    while (!rest.empty()) {
-      const auto colon = rest.find(':');
-      if (colon != 0) dirs.emplace_back(rest.substr(0, colon));
-      if (colon == std::string_view::npos) break;
-      rest.remove_prefix(colon + 1);
-    }
-  }
+  for (auto& dir : path_list_from_env("TESSERA_PLUGIN_PATH")) dirs.push_back(std::move(dir));
   boost::system::error_code ec;
   const auto exe = boost::dll::program_location(ec);
   if (!ec) {
