@@ -38,6 +38,10 @@ enum class BatchVisibility : uint8_t {
 
 struct BackendOptions {
   int threads = 1;
+  // ABI 1.1: the longest attention span (cached + batch tokens) the caller will
+  // ask for, so a backend can size its scratch once instead of growing it
+  // while decoding; 0 when unknown.
+  int64_t max_context = 0;
 };
 
 class Backend : public PluginObject {

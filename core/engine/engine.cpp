@@ -91,6 +91,7 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
   ASSIGN_OR_RETURN(engine->backend_, create_plugin<Backend>(registry, *backend_rec, backend_opts));
   BackendOptions backend_options;
   backend_options.threads = static_cast<int>(config.get_int("backend.threads"));
+  backend_options.max_context = config.get_int("cache.max_tokens");
   RETURN_IF_ERROR(engine->backend_->init(backend_options)
                       .with_context("backend plugin '" + backend_rec->name() + "'"));
   for (const TensorInfo& info : engine->model_->tensors) {

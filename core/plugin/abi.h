@@ -21,7 +21,7 @@
 #define TESSERA_ABI_MAJOR 1
 #endif
 #ifndef TESSERA_ABI_MINOR
-#define TESSERA_ABI_MINOR 0
+#define TESSERA_ABI_MINOR 1
 #endif
 
 #define TESSERA_STRINGIFY_INNER(x) #x

@@ -50,6 +50,9 @@ double Sampler::prepare(std::span<const float> logits) const {
     return la > lb || (la == lb && a < b);
   };
 
+  // Sized once for the vocabulary: sampling allocates nothing per token.
+  kept_.reserve(logits.size());
+  weights_.reserve(logits.size());
   kept_.clear();
   for (std::size_t i = 0; i < logits.size(); ++i)
     if (logits[i] > -kInf && !(max_logit == kInf && logits[i] != kInf))

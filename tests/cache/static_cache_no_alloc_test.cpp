@@ -1,69 +1,23 @@
-// The static store allocates nothing after allocate(): this binary replaces the
-// global operator new with one that counts calls while a test asks it to.
-// (The replacement is process-wide, so it also covers libtessera_core.so.)
+// The static store allocates nothing after allocate() (counted by the
+// replacement operator new of tests/support/counting_allocator.cpp).
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <cstdlib>
 #include <memory>
-#include <new>
 #include <vector>
 
 #include "core/cache/checked_cache_store.h"
 #include "plugins/cache_static/static_cache_store.h"
 #include "plugins/compressor_identity/identity_codec.h"
 #include "tests/cache/cache_test_util.h"
-
-namespace {
-
-std::atomic<bool> g_counting{false};
-std::atomic<long> g_allocations{0};
-
-void* counted_alloc(std::size_t size) {
-  if (g_counting.load(std::memory_order_relaxed))
-    g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-
-}  // namespace
-
-// The plain forms; the array and sized forms of libstdc++ forward to these.
-void* operator new(std::size_t size) {
-  return counted_alloc(size);
-}
-void* operator new[](std::size_t size) {
-  return counted_alloc(size);
-}
-void operator delete(void* p) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, std::size_t) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p, std::size_t) noexcept {
-  std::free(p);
-}
+#include "tests/support/counting_allocator.h"
 
 namespace tessera {
 namespace {
 
+using test::CountAllocations;
 using test::HalfCodec;
 using test::KVBatch;
 using test::make_batch;
-
-class CountAllocations {
- public:
-  CountAllocations() {
-    g_allocations = 0;
-    g_counting = true;
-  }
-  ~CountAllocations() { g_counting = false; }
-  long count() const { return g_allocations.load(); }
-};
 
 // One decode step after another: append, view every layer, accept a path, truncate.
 long allocations_in_steps(std::unique_ptr<Compressor> codec) {

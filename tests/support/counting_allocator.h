@@ -1,0 +1,20 @@
+// Counts calls to the global operator new while a CountAllocations is alive.
+// A test binary gets the counting operator new by linking
+// tests/support/counting_allocator.cpp (see TESSERA_TEST_EXTRA_SOURCES_<area>
+// in tests/CMakeLists.txt). The replacement is process-wide, so it also counts
+// allocations inside libtessera_core.so and loaded plugins.
+#pragma once
+
+namespace tessera::test {
+
+class CountAllocations {
+ public:
+  CountAllocations();
+  ~CountAllocations();
+  CountAllocations(const CountAllocations&) = delete;
+  CountAllocations& operator=(const CountAllocations&) = delete;
+
+  long count() const;
+};
+
+}  // namespace tessera::test
