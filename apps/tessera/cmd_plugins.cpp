@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "apps/tessera/cli_common.h"
-#include "core/util/suggest.h"
+#include "core/util/strings.h"
 
 namespace tessera::cli {
 

@@ -6,6 +6,8 @@
 
 #include "core/config/config_value.h"
 #include "core/config/toml_reader.h"
+#include "core/util/path_list.h"
+#include "core/util/strings.h"
 #include "core/util/suggest.h"
 
 namespace tessera {
@@ -137,7 +139,7 @@ Status Config::apply_override(std::string_view assignment) {
   if (const ConfigKey* core = find_core_key(section, name)) {
     if (core->list) {
       entry.form = ConfigEntry::Form::kList;
-      entry.list = split_list_text(entry.text);
+      entry.list = split_path_list(entry.text);
     } else {
       ASSIGN_OR_RETURN(entry.value, check_entry(core->spec, core->min_exclusive, entry));
       entry.form = ConfigEntry::Form::kValue;

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/util/suggest.h"
+#include "core/util/strings.h"
 
 namespace tessera {
 
@@ -189,15 +189,7 @@ std::string_view config_section_for_kind(std::string_view kind) {
 std::string allowed_values_text(const OptionSpec& spec, bool min_exclusive) {
   if (spec.type == OptionType::kString) {
     if (!spec.choices) return "";
-    std::vector<std::string> choices;
-    std::string_view rest(spec.choices);
-    while (true) {
-      const auto bar = rest.find('|');
-      choices.emplace_back(rest.substr(0, bar));
-      if (bar == std::string_view::npos) break;
-      rest.remove_prefix(bar + 1);
-    }
-    return "one of: " + join(choices);
+    return "one of: " + join(split(spec.choices, '|'));
   }
   if (spec.type == OptionType::kBool) return "";
   const bool integer = spec.type == OptionType::kInt;

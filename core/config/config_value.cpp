@@ -4,22 +4,13 @@
 #include <cmath>
 
 #include "core/config/config_schema.h"
+#include "core/util/path_list.h"
+#include "core/util/strings.h"
 #include "core/util/suggest.h"
 
 namespace tessera {
 
 namespace {
-
-std::vector<std::string> split(std::string_view text, char separator) {
-  std::vector<std::string> parts;
-  while (true) {
-    const auto at = text.find(separator);
-    parts.emplace_back(text.substr(0, at));
-    if (at == std::string_view::npos) break;
-    text.remove_prefix(at + 1);
-  }
-  return parts;
-}
 
 std::string prefix(const ConfigEntry& entry) {
   return entry.value_where + ": " + entry.key();
@@ -127,19 +118,12 @@ Result<OptionValue> check_entry(const OptionSpec& spec, bool min_exclusive,
   return *value;
 }
 
-std::vector<std::string> split_list_text(std::string_view text) {
-  std::vector<std::string> out;
-  for (auto& part : split(text, ':'))
-    if (!part.empty()) out.push_back(std::move(part));
-  return out;
-}
-
 Result<std::vector<std::string>> check_list_entry(const ConfigEntry& entry) {
   switch (entry.form) {
     case ConfigEntry::Form::kList:
       return entry.list;
     case ConfigEntry::Form::kText:
-      return split_list_text(entry.text);
+      return split_path_list(entry.text);
     default:
       return invalid_argument(prefix(entry) + ": expected a list of strings such as " +
                               "[\"dir1\", \"dir2\"], got " + entry.display());

@@ -27,6 +27,5 @@ Result<OptionValue> check_entry(const OptionSpec& spec, bool min_exclusive,
 // A list-of-strings key: a TOML array of strings, or a ':'-separated --set
 // text (empty parts are dropped).
 Result<std::vector<std::string>> check_list_entry(const ConfigEntry& entry);
-std::vector<std::string> split_list_text(std::string_view text);
 
 }  // namespace tessera

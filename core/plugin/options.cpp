@@ -1,8 +1,11 @@
 #include "core/plugin/options.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <sstream>
+
+#include "core/util/strings.h"
 
 namespace tessera {
 
@@ -37,14 +40,8 @@ std::string option_value_to_string(const OptionValue& value) {
 namespace {
 
 bool choice_allowed(const char* choices, std::string_view value) {
-  std::string_view rest(choices);
-  while (!rest.empty()) {
-    const auto bar = rest.find('|');
-    if (rest.substr(0, bar) == value) return true;
-    if (bar == std::string_view::npos) break;
-    rest.remove_prefix(bar + 1);
-  }
-  return false;
+  const auto allowed = split(choices, '|');
+  return std::find(allowed.begin(), allowed.end(), value) != allowed.end();
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "core/util/path_list.h"
+#include "core/util/strings.h"
 #include "core/util/suggest.h"
 
 namespace tessera {

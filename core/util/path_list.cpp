@@ -1,17 +1,16 @@
 #include "core/util/path_list.h"
 
 #include <cstdlib>
+#include <utility>
+
+#include "core/util/strings.h"
 
 namespace tessera {
 
 std::vector<std::string> split_path_list(std::string_view list) {
   std::vector<std::string> entries;
-  while (!list.empty()) {
-    const auto colon = list.find(':');
-    if (colon != 0) entries.emplace_back(list.substr(0, colon));
-    if (colon == std::string_view::npos) break;
-    list.remove_prefix(colon + 1);
-  }
+  for (std::string& entry : split(list, ':'))
+    if (!entry.empty()) entries.push_back(std::move(entry));
   return entries;
 }
 

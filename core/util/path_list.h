@@ -1,5 +1,5 @@
-// Colon-separated directory lists from the environment (PATH-style variables
-// such as TESSERA_PLUGIN_PATH and TESSERA_MODEL_PATH).
+// Colon-separated directory lists (PATH-style): TESSERA_PLUGIN_PATH,
+// TESSERA_MODEL_PATH and list-valued config keys given as text.
 #pragma once
 
 #include <string>

@@ -46,13 +46,4 @@ std::string did_you_mean(std::string_view name, const std::vector<std::string>& 
   return "; did you mean '" + matches.front() + "'?";
 }
 
-std::string join(const std::vector<std::string>& items, std::string_view separator) {
-  std::string out;
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (i) out += separator;
-    out += items[i];
-  }
-  return out;
-}
-
 }  // namespace tessera

@@ -17,7 +17,4 @@ std::vector<std::string> closest_matches(std::string_view name,
 // "; did you mean 'x'?" or "" when nothing is close.
 std::string did_you_mean(std::string_view name, const std::vector<std::string>& candidates);
 
-// "a, b, c"
-std::string join(const std::vector<std::string>& items, std::string_view separator = ", ");
-
 }  // namespace tessera

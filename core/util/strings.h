@@ -1,0 +1,17 @@
+// Splitting and joining the small lists users type: PATH-style directory
+// lists, '|'-separated option choices, comma-separated messages.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tessera {
+
+// "a||b" split on '|' -> {"a", "", "b"}; "" -> {""}.
+std::vector<std::string> split(std::string_view text, char separator);
+
+// "a, b, c"
+std::string join(const std::vector<std::string>& items, std::string_view separator = ", ");
+
+}  // namespace tessera
