@@ -1,7 +1,6 @@
 #include "core/config/config_schema.h"
 
 #include <array>
-#include <charconv>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -137,9 +136,7 @@ constexpr double kUnbounded = 1e300;  // OptionSpec's "no limit"
 // Shortest text that reads back as `x`; integers without a fraction.
 std::string format_number(double x, bool integer) {
   if (integer && std::abs(x) < 9.2e18) return std::to_string(static_cast<int64_t>(x));
-  char buffer[32];
-  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), x);
-  return ec == std::errc() ? std::string(buffer, end) : std::to_string(x);
+  return shortest_decimal(x);
 }
 
 // Markdown table cells must not contain a bare '|'.

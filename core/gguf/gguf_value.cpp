@@ -1,9 +1,9 @@
 // GgufValue and GgufTensorInfo helpers: type names and the printable forms
 // that `tessera inspect` shows.
-#include <charconv>
 #include <cstring>
 
 #include "core/gguf/gguf_file.h"
+#include "core/util/strings.h"
 
 namespace tessera {
 namespace {
@@ -15,10 +15,7 @@ constexpr std::size_t kMaxStringChars = 120;        // a lone string value
 constexpr std::size_t kMaxElementStringChars = 40;  // a string inside an array
 
 std::string format_double(double v, bool as_float) {
-  char buf[64];
-  const auto r = as_float ? std::to_chars(buf, buf + sizeof buf, static_cast<float>(v))
-                          : std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, r.ptr);
+  return as_float ? shortest_decimal(static_cast<float>(v)) : shortest_decimal(v);
 }
 
 // Quoted, with quotes, backslashes and control bytes escaped; bytes >= 0x80

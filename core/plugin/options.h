@@ -34,13 +34,6 @@ using OptionValue = std::variant<bool, int64_t, double, std::string>;
 
 std::string option_value_to_string(const OptionValue& value);
 
-// Checks a value against a spec (type, range, choices). `where` names the key
-// for the message.
-Status check_option(const OptionSpec& spec, const OptionValue& value, std::string_view where);
-// Parses `text` (TOML-ish scalar: 3, 0.5, true, "x" or bare x) as the spec's type.
-Result<OptionValue> parse_option(const OptionSpec& spec, std::string_view text,
-                                 std::string_view where);
-
 class OptionValues {
  public:
   void set(std::string name, OptionValue value) { values_[std::move(name)] = std::move(value); }

@@ -15,12 +15,6 @@ std::string_view dtype_name(DType dtype) {
   return "?";
 }
 
-std::optional<DType> dtype_from_name(std::string_view name) {
-  if (name == "f32") return DType::kF32;
-  if (name == "f16") return DType::kF16;
-  return std::nullopt;
-}
-
 std::size_t dtype_size(DType dtype) {
   switch (dtype) {
     case DType::kF32:

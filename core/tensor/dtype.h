@@ -3,7 +3,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <string_view>
 
 namespace tessera {
@@ -11,7 +10,6 @@ namespace tessera {
 enum class DType : uint8_t { kF32 = 0, kF16 = 1 };
 
 std::string_view dtype_name(DType dtype);
-std::optional<DType> dtype_from_name(std::string_view name);
 std::size_t dtype_size(DType dtype);
 
 // IEEE half <-> float, exact for every finite half, round-to-nearest-even the other way.

@@ -1,5 +1,7 @@
 #include "core/util/strings.h"
 
+#include <charconv>
+
 namespace tessera {
 
 std::vector<std::string> split(std::string_view text, char separator) {
@@ -11,6 +13,18 @@ std::vector<std::string> split(std::string_view text, char separator) {
     text.remove_prefix(at + 1);
   }
   return parts;
+}
+
+std::string shortest_decimal(double value) {
+  char buffer[32];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+  return std::string(buffer, result.ptr);
+}
+
+std::string shortest_decimal(float value) {
+  char buffer[32];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+  return std::string(buffer, result.ptr);
 }
 
 std::string join(const std::vector<std::string>& items, std::string_view separator) {

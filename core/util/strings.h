@@ -11,6 +11,11 @@ namespace tessera {
 // "a||b" split on '|' -> {"a", "", "b"}; "" -> {""}.
 std::vector<std::string> split(std::string_view text, char separator);
 
+// The shortest decimal text that reads back as exactly this number ("0.1",
+// "1e-05", "1"), so messages never show a rounded value.
+std::string shortest_decimal(double value);
+std::string shortest_decimal(float value);
+
 // "a, b, c"
 std::string join(const std::vector<std::string>& items, std::string_view separator = ", ");
 
