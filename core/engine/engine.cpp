@@ -1,7 +1,5 @@
 #include "core/engine/engine.h"
 
-#include <chrono>
-
 #include "core/engine/model_locator.h"
 
 namespace tessera {
@@ -94,12 +92,6 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
   backend_options.max_context = config.get_int("cache.max_tokens");
   RETURN_IF_ERROR(engine->backend_->init(backend_options)
                       .with_context("backend plugin '" + backend_rec->name() + "'"));
-  for (const TensorInfo& info : engine->model_->tensors) {
-    if (!engine->backend_->supports_weight_dtype(info.dtype))
-      return unimplemented("backend '" + backend_rec->name() + "' cannot use " +
-                           std::string(dtype_name(info.dtype)) + " weights (tensor " + info.name +
-                           ")");
-  }
   ASSIGN_OR_RETURN(engine->transformer_, Transformer::create(*engine->model_, *engine->backend_));
 
   // Cache store with its codec.

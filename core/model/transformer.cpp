@@ -16,6 +16,41 @@ Tensor f32_view(float* data, std::initializer_list<int64_t> shape) {
 Transformer::Transformer(const LoadedModel& model, Backend& backend, int max_batch)
     : model_(model), backend_(backend), max_batch_(max_batch) {}
 
+namespace {
+
+// What the forward needs of the weights, whichever loader produced them: norm
+// weights in f32 (Backend::rms_norm reads f32), the embedding and every matmul
+// weight in a dtype the backend multiplies with.
+Status check_weight_dtypes(const LoadedModel& model, const Backend& backend) {
+  const ModelWeights& w = model.weights;
+  const auto norm = [&](const Tensor& t, const std::string& name) {
+    if (t.dtype == DType::kF32) return ok_status();
+    return unimplemented("model " + model.path + ": norm weight " + name + " is " +
+                         std::string(dtype_name(t.dtype)) +
+                         "; the forward needs f32 norm weights (converters keep them f32)");
+  };
+  const auto matrix = [&](const Tensor& t, const std::string& name) {
+    if (backend.supports_weight_dtype(t.dtype)) return ok_status();
+    return unimplemented("model " + model.path + ": the backend has no " +
+                         std::string(dtype_name(t.dtype)) + " weights (" + name +
+                         "); convert the model to f32 or pick another backend");
+  };
+  RETURN_IF_ERROR(matrix(w.token_embedding, "token embedding"));
+  RETURN_IF_ERROR(matrix(w.output, "output"));
+  RETURN_IF_ERROR(norm(w.output_norm, "output norm"));
+  for (std::size_t i = 0; i < w.layers.size(); ++i) {
+    const LayerWeights& l = w.layers[i];
+    const std::string layer = "layer " + std::to_string(i) + " ";
+    RETURN_IF_ERROR(norm(l.attn_norm, layer + "attention norm"));
+    RETURN_IF_ERROR(norm(l.ffn_norm, layer + "ffn norm"));
+    for (const Tensor* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w1, &l.w2, &l.w3})
+      RETURN_IF_ERROR(matrix(*m, layer + "projection"));
+  }
+  return ok_status();
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Transformer>> Transformer::create(const LoadedModel& model, Backend& backend,
                                                          int max_batch) {
   const ModelConfig& c = model.config;
@@ -23,11 +58,11 @@ Result<std::unique_ptr<Transformer>> Transformer::create(const LoadedModel& mode
   if (c.n_heads <= 0 || c.n_kv_heads <= 0 || c.n_heads % c.n_kv_heads != 0)
     return invalid_argument("model " + model.path + ": heads " + std::to_string(c.n_heads) +
                             " is not a multiple of kv heads " + std::to_string(c.n_kv_heads));
-  for (const Tensor* w : {&model.weights.token_embedding, &model.weights.output}) {
-    if (!backend.supports_weight_dtype(w->dtype))
-      return unimplemented("the backend has no " + std::string(dtype_name(w->dtype)) +
-                           " weights; convert the model to f32 or pick another backend");
-  }
+  // RoPE rotates pairs within a head; an odd head would spill into the next.
+  if (c.head_dim <= 0 || c.head_dim % 2 != 0)
+    return invalid_argument("model " + model.path + ": head size " + std::to_string(c.head_dim) +
+                            " is not a positive even number (RoPE rotates pairs)");
+  RETURN_IF_ERROR(check_weight_dtypes(model, backend));
   std::unique_ptr<Transformer> t(new Transformer(model, backend, max_batch));
   RETURN_IF_ERROR(t->allocate_scratch());
   return t;
