@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs everything tessera needs to build and test, from Debian 12 packages
-# only. Run as root, or as a user with sudo. CUDA is optional and not installed
-# here (the CUDA backend is built only when nvcc is on PATH).
+# only. Run as root, or as a user with sudo. Eigen, oneDNN and the Vulkan
+# toolchain (headers, lavapipe, glslc) are for the coming CPU fast paths and
+# Vulkan backend; nothing builds against them yet. The CUDA toolkit is optional
+# and never installed here.
 set -euo pipefail
 
 packages=(

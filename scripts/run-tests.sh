@@ -7,6 +7,4 @@ cd "$(dirname "$0")/.."
 preset="${1:-release}"
 [ -f "build/$preset/CMakeCache.txt" ] || cmake --preset "$preset" ${TESSERA_CMAKE_ARGS:-}
 cmake --build --preset "$preset"
-# OpenMP-based code stalls on a busy 2-core machine unless it waits passively.
-export OMP_WAIT_POLICY=passive
 ctest --preset "$preset" -j "$(nproc)"

@@ -41,5 +41,5 @@ if err=$("$tessera" generate --config "$source_dir/configs/stories260k.toml" --q
          --set cache.codec.plugin=f16 --set cache.codec.saturat=false 2>&1); then
   echo "a misspelt plugin option was accepted"; exit 1
 fi
-echo "$err" | grep -q "saturate" || { echo "no did-you-mean for the option: $err"; exit 1; }
+echo "$err" | grep -q "did you mean 'cache.codec.saturate'" || { echo "no did-you-mean for the option: $err"; exit 1; }
 echo "ok: misspelt option refused: $err"

@@ -9,9 +9,9 @@
 // Tensor's stride is used); the innermost dimension must be contiguous.
 //
 // `pool` must be non-null; it runs the work and provides the per-thread
-// scratch (attention scores, f16 weight rows), which grows only when a longer
-// context or a wider matrix appears than ever before; otherwise no call
-// allocates.
+// scratch (attention scores, f16 weight rows). CpuBackend::init reserves it for
+// the longest context up front; a kernel grows it only when asked for more
+// (a wider f16 matrix on the first forward), so decoding never allocates.
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,6 @@
 # Runs a command and checks its exit code and output.
-#   cmake -DCOMMAND="a|b|c" -DEXPECT_EXIT=0 [-DEXPECT_STDOUT=text] [-DEXPECT_REGEX=re]
+#   cmake -DCOMMAND="a|b|c" -DEXPECT_EXIT=0 [-DEXPECT_FIRST_LINE=text] [-DEXPECT_REGEX=re]
 #         [-DENV="K=V|K2=V2"] -P expect.cmake
-# EXPECT_STDOUT: stdout must equal this text exactly (after dropping one trailing newline).
 # EXPECT_FIRST_LINE: the first line of stdout must equal this text exactly.
 # EXPECT_REGEX: stdout + stderr must match this regular expression.
 string(REPLACE "|" ";" COMMAND "${COMMAND}")
@@ -19,12 +18,6 @@ execute_process(COMMAND ${COMMAND} RESULT_VARIABLE code OUTPUT_VARIABLE out ERRO
 message("exit code: ${code}\n--- stdout ---\n${out}\n--- stderr ---\n${err}")
 if(NOT "${code}" STREQUAL "${EXPECT_EXIT}")
   message(FATAL_ERROR "expected exit code ${EXPECT_EXIT}, got ${code}")
-endif()
-if(DEFINED EXPECT_STDOUT)
-  string(REGEX REPLACE "\n$" "" trimmed "${out}")
-  if(NOT trimmed STREQUAL EXPECT_STDOUT)
-    message(FATAL_ERROR "stdout differs from the expected text:\n[${EXPECT_STDOUT}]")
-  endif()
 endif()
 if(DEFINED EXPECT_FIRST_LINE)
   string(FIND "${out}" "\n" newline)
