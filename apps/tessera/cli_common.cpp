@@ -1,10 +1,50 @@
 #include "apps/tessera/cli_common.h"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 
 #include "core/plugin/builtin_plugins.h"
 
 namespace tessera::cli {
+namespace {
+
+int write_errno = 0;  // the errno of the first failed write to stdout, or 0
+
+void note_stdout_error() {
+  if (write_errno == 0) write_errno = errno != 0 ? errno : EIO;
+  std::clearerr(stdout);
+}
+
+}  // namespace
+
+bool write_stdout(std::string_view text) {
+  if (write_errno != 0) return false;
+  errno = 0;
+  if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0) {
+    note_stdout_error();
+    return false;
+  }
+  return true;
+}
+
+bool stdout_closed() {
+  return write_errno == EPIPE;
+}
+
+int finish_output(int code) {
+  errno = 0;
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) note_stdout_error();
+  if (write_errno == 0 || write_errno == EPIPE) return code;
+  std::cerr << "tessera: error: cannot write the output: " << std::strerror(write_errno) << "\n";
+  return code == 0 ? kExitError : code;
+}
+
+void print_warnings(std::string_view command, const std::vector<std::string>& warnings) {
+  for (const auto& warning : warnings)
+    std::cerr << "tessera " << command << ": warning: " << warning << "\n";
+}
 
 int report(std::string_view command, const Status& status) {
   std::cerr << "tessera " << command << ": error: " << status.message() << " ["

@@ -34,6 +34,18 @@ std::vector<std::string> set_overrides(const po::variables_map& values);
 // The config file with every --set applied and the core keys validated.
 Result<Config> load_config(const std::string& path, const std::vector<std::string>& overrides);
 
+// Writes `text` to stdout and flushes it. False once a write has failed (the
+// reader went away: EPIPE, or a full disk); callers stop producing output then.
+bool write_stdout(std::string_view text);
+// Whether stdout's reader went away (a closed pipe, as with `| head`).
+bool stdout_closed();
+// The exit code once a command returned `code`: a closed pipe is a normal end
+// (the reader had enough), any other failed write is an error, reported here.
+int finish_output(int code);
+
+// Prints each of the engine's warnings to stderr ("tessera <command>: warning: ...").
+void print_warnings(std::string_view command, const std::vector<std::string>& warnings);
+
 // A registry with the built-in plugins, after scanning the search path
 // (the config's [plugins] search_path first, when a config is given).
 std::unique_ptr<PluginRegistry> make_registry(const Config* config);

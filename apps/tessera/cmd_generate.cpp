@@ -37,10 +37,13 @@ The prompt is echoed, then the continuation streams as it is generated. Statisti
   auto registry = make_registry(&*config);
   auto engine = Engine::create(*config, *registry);
   if (!engine.ok()) return report("generate", engine.status());
+  print_warnings("generate", (*engine)->warnings());
 
   const Tokenizer& tokenizer = (*engine)->tokenizer();
   GenerationRequest request;
-  request.prompt = tokenizer.encode(values["prompt"].as<std::string>(), /*add_bos=*/true);
+  auto prompt = tokenizer.encode(values["prompt"].as<std::string>(), /*add_bos=*/true);
+  if (!prompt.ok()) return report("generate", prompt.status().with_context("--prompt"));
+  request.prompt = std::move(prompt).value();
   request.max_new_tokens = values.count("max-tokens") ? values["max-tokens"].as<int64_t>()
                                                       : (*engine)->default_new_tokens();
   if (request.max_new_tokens < 0) {
@@ -48,20 +51,21 @@ The prompt is echoed, then the continuation streams as it is generated. Statisti
     return kExitUsage;
   }
 
+  // The prompt is echoed first; the text after BOS reads as it would in a story.
   int32_t previous = tokenizer.bos();
-  for (std::size_t i = 1; i < request.prompt.size(); ++i) {
-    std::fputs(tokenizer.decode_token(previous, request.prompt[i]).c_str(), stdout);
+  const std::size_t echo_from = !request.prompt.empty() && request.prompt[0] == previous ? 1 : 0;
+  for (std::size_t i = echo_from; i < request.prompt.size(); ++i) {
+    write_stdout(tokenizer.decode_token(previous, request.prompt[i]));
     previous = request.prompt[i];
   }
-  std::fflush(stdout);
+  // A reader that went away (`| head`) stops generation: there is no one to
+  // generate for.
   auto stats = (*engine)->generate(request, [&](int32_t token) {
-    std::fputs(tokenizer.decode_token(previous, token).c_str(), stdout);
-    std::fflush(stdout);
+    const bool written = write_stdout(tokenizer.decode_token(previous, token));
     previous = token;
-    return true;
+    return written;
   });
-  std::fputc('\n', stdout);
-  std::fflush(stdout);
+  write_stdout("\n");
   if (!stats.ok()) return report("generate", stats.status());
   if (!values.count("quiet")) {
     const double tps =
@@ -72,7 +76,8 @@ The prompt is echoed, then the continuation streams as it is generated. Statisti
                  "tessera: %lld prompt tokens, %lld generated, stop: %s; prefill %.2f ms, "
                  "decode %.1f tokens/s (%s)\n",
                  static_cast<long long>(stats->prompt_tokens),
-                 static_cast<long long>(stats->generated_tokens), stats->stop_reason.c_str(),
+                 static_cast<long long>(stats->generated_tokens),
+                 stdout_closed() ? "output closed" : stats->stop_reason.c_str(),
                  stats->prefill_seconds * 1e3, tps, (*engine)->description().device.name.c_str());
   }
   return 0;

@@ -4,6 +4,8 @@
 
 #include "apps/tessera/cli_common.h"
 #include "core/model/model.h"
+#include "core/model/weight_check.h"
+#include "core/util/strings.h"
 
 namespace tessera::cli {
 namespace {
@@ -21,7 +23,9 @@ int run_inspect(int argc, char** argv) {
   options.add_options()("help,h", "show this help")("model", po::value<std::string>()->required(),
                                                     "model file (.gguf, or llama2.c .bin)")(
       "tokenizer,t", po::value<std::string>(), "llama2.c tokenizer file (for .bin checkpoints)")(
-      "metadata,m", "print every metadata key (long arrays are summarised)");
+      "metadata,m", "print every metadata key (long arrays are summarised)")(
+      "check-weights",
+      "read every weight and list tensors holding NaN or infinity (exit 1 if any)");
   po::positional_options_description positional;
   positional.add("model", 1);
   po::variables_map values;
@@ -32,6 +36,7 @@ int run_inspect(int argc, char** argv) {
   tessera inspect ../shared/models/stories260K.gguf
   tessera inspect ../shared/models/stories260K.bin --tokenizer ../shared/models/tok512.bin
   tessera inspect ../shared/models/tok512-sdar-1m.gguf --metadata
+  tessera inspect ../shared/models/stories260K.gguf --check-weights
 )",
                        values, exit_code))
     return exit_code;
@@ -65,11 +70,27 @@ int run_inspect(int argc, char** argv) {
     std::printf("  %-28s %-4s %s\n", t.name.c_str(), std::string(dtype_name(t.dtype)).c_str(),
                 shape_text(t.shape).c_str());
   }
+  const bool check_weights = values.count("check-weights") > 0;
+  std::vector<NonFiniteTensor> bad;
+  if (check_weights) {
+    bad = find_non_finite_weights(*model);
+    if (bad.empty()) {
+      std::printf("weights:       every value is finite\n");
+    } else {
+      std::printf("weights:       %zu tensors hold NaN or infinity\n", bad.size());
+      for (const auto& t : bad)
+        std::printf("  %-28s %llu non-finite (first: element %llu = %s)\n", t.name.c_str(),
+                    static_cast<unsigned long long>(t.count),
+                    static_cast<unsigned long long>(t.first_element),
+                    shortest_decimal(t.first_value).c_str());
+    }
+  }
   if (values.count("metadata")) {
     std::printf("metadata:      %zu keys\n", model->metadata.size());
     for (const auto& [key, value] : model->metadata)
       std::printf("  %s = %s\n", key.c_str(), value.c_str());
   }
+  if (check_weights && !bad.empty()) return kExitError;
   return 0;
 }
 

@@ -1,14 +1,19 @@
 // tessera perplexity: mean negative log-likelihood of a text under the model.
 #include <cmath>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "apps/tessera/cli_common.h"
 #include "core/engine/engine.h"
 #include "core/engine/perplexity.h"
+#include "core/io/text_file.h"
 
 namespace tessera::cli {
+namespace {
+
+// The tokenizer holds about 60 bytes per byte of text while it works.
+constexpr uint64_t kMaxTextFileBytes = 64ull << 20;
+
+}  // namespace
 
 int run_perplexity(int argc, char** argv) {
   po::options_description options("options");
@@ -27,7 +32,7 @@ int run_perplexity(int argc, char** argv) {
   tessera perplexity --config configs/stories260k.toml --text ../shared/data/tinystories_train_head.txt --max-tokens 256
   tessera perplexity --config configs/tok512-ar-1m.toml --text story.txt --set cache.max_tokens=1024
 
-The text is tokenized with BOS in front; token i is predicted from BOS and the
+The text (a regular file of at most 64 MiB) is tokenized with BOS in front; token i is predicted from BOS and the
 tokens before it. The last line is `tokens=N nll=X ppl=Y` (nll in nats per
 token, ppl = exp(nll)).
 )",
@@ -39,16 +44,17 @@ token, ppl = exp(nll)).
   if (!config.ok()) return report("perplexity", config.status());
 
   const std::string text_path = values["text"].as<std::string>();
-  std::ifstream in(text_path, std::ios::binary);
-  if (!in) return report("perplexity", not_found("cannot open text file " + text_path));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
+  auto text = read_text_file(text_path, "text file", kMaxTextFileBytes);
+  if (!text.ok()) return report("perplexity", text.status());
 
   auto registry = make_registry(&*config);
   auto engine = Engine::create(*config, *registry);
   if (!engine.ok()) return report("perplexity", engine.status());
+  print_warnings("perplexity", (*engine)->warnings());
 
-  std::vector<int32_t> tokens = (*engine)->tokenizer().encode(buffer.str(), /*add_bos=*/true);
+  auto encoded = (*engine)->tokenizer().encode(*text, /*add_bos=*/true);
+  if (!encoded.ok()) return report("perplexity", encoded.status().with_context(text_path));
+  std::vector<int32_t>& tokens = *encoded;
   int64_t wanted = static_cast<int64_t>(tokens.size()) - 1;
   if (values.count("max-tokens")) {
     const int64_t n = values["max-tokens"].as<int64_t>();
@@ -60,7 +66,14 @@ token, ppl = exp(nll)).
   } else {
     wanted = std::min(wanted, (*engine)->max_tokens());
   }
-  if (wanted < 1) return report("perplexity", invalid_argument(text_path + " has no tokens"));
+  if (wanted < 1)
+    return report(
+        "perplexity",
+        invalid_argument("text file '" + text_path + "' " +
+                         (text->empty() ? std::string("is empty")
+                                        : "gives " + std::to_string(tokens.size()) + " token") +
+                         "; scoring needs two tokens at least (the first is "
+                         "predicted from nothing, so it is not scored)"));
   tokens.resize(static_cast<std::size_t>(wanted) + 1);
 
   auto result = score_tokens(**engine, tokens, [](int64_t done, int64_t total) {

@@ -1,6 +1,9 @@
 // tessera: generate text, score text, inspect models, list plugins.
+#include <csignal>
 #include <cstring>
+#include <exception>
 #include <iostream>
+#include <new>
 #include <string_view>
 
 #include "apps/tessera/cli_common.h"
@@ -21,9 +24,7 @@ commands:
 Configs are TOML files (docs/config.md); every key can be overridden with --set key=value.
 )";
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run_command(int argc, char** argv) {
   using namespace tessera::cli;
   if (argc < 2) {
     std::cerr << kUsage;
@@ -46,4 +47,24 @@ int main(int argc, char** argv) {
   }
   std::cerr << "tessera: unknown command '" << command << "'\n\n" << kUsage;
   return kExitUsage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // A reader that goes away (`tessera generate ... | head`) shows up as EPIPE
+  // from a write, which each command handles, not as a silent death by signal.
+  std::signal(SIGPIPE, SIG_IGN);
+  int code = tessera::cli::kExitError;
+  try {
+    code = run_command(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::cerr << "tessera: error: out of memory\n";
+    return tessera::cli::kExitError;
+  } catch (const std::exception& e) {
+    // Every expected failure is a Status; reaching here is a bug worth reporting.
+    std::cerr << "tessera: internal error: " << e.what() << "\n";
+    return tessera::cli::kExitError;
+  }
+  return tessera::cli::finish_output(code);
 }

@@ -39,8 +39,11 @@ Status CpuBackend::init(const BackendOptions& options) {
   pool_.reset();  // join the old workers before starting new ones
   pool_ = std::make_unique<cpu::ThreadPool>(options.threads);
   // Attention scores for the longest context, so decoding never grows scratch.
-  if (options.max_context > 0)
-    pool_->reserve_scratch(static_cast<std::size_t>(options.max_context));
+  if (options.max_context > 0 &&
+      !pool_->reserve_scratch(static_cast<std::size_t>(options.max_context)))
+    return resource_exhausted("backend cpu: cannot allocate " + std::to_string(options.threads) +
+                              " x " + std::to_string(options.max_context) +
+                              " floats of attention scratch; lower cache.max_tokens");
   return ok_status();
 }
 

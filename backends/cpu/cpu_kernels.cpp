@@ -35,6 +35,14 @@ inline float dot(const float* a, const float* b, int64_t k) {
   return s;
 }
 
+// Kernels return nothing, so they cannot report a failed allocation. The
+// backend sizes the scratch for the longest context at init (refusing one it
+// cannot have), so growing here only happens for a row longer than that, a
+// few KiB at most.
+void reserve_or_die(ThreadPool& pool, std::size_t floats) {
+  TESSERA_CHECK(pool.reserve_scratch(floats), "cpu kernels: out of memory growing scratch");
+}
+
 // Enough work per chunk that waking a thread pays off.
 int64_t min_chunk_for(int64_t work_per_index, int64_t target = 32768) {
   return std::max<int64_t>(1, target / std::max<int64_t>(work_per_index, 1));
@@ -89,7 +97,7 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& out, ThreadPool* poo
   TESSERA_DCHECK(inner_contiguous(x) && inner_contiguous(w) && inner_contiguous(out),
                  "matmul: inner stride");
   const bool f16 = w.dtype == DType::kF16;
-  if (f16) pool->reserve_scratch(static_cast<std::size_t>(k));
+  if (f16) reserve_or_die(*pool, static_cast<std::size_t>(k));
 
   const float* xd = x.f32();
   const int64_t xs = x.stride[0];
@@ -242,7 +250,7 @@ void attention(const Tensor& q, const Tensor& cache_k, const Tensor& cache_v, co
   const bool causal = visibility == BatchVisibility::kCausal;
   const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
   // Scores of one (token, head): cached + n floats per thread.
-  pool->reserve_scratch(static_cast<std::size_t>(cached + n));
+  reserve_or_die(*pool, static_cast<std::size_t>(cached + n));
 
   pool->parallel_for(
       0, n * heads,

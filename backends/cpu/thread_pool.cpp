@@ -1,6 +1,8 @@
 #include "backends/cpu/thread_pool.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <new>
 
 #include "core/status/status.h"
 
@@ -22,11 +24,19 @@ ThreadPool::~ThreadPool() {
   for (std::thread& w : workers_) w.join();
 }
 
-void ThreadPool::reserve_scratch(std::size_t floats) {
-  if (floats <= scratch_floats_) return;
+bool ThreadPool::reserve_scratch(std::size_t floats) {
+  if (floats <= scratch_floats_) return true;
   // Grow geometrically so a slowly lengthening context reallocates rarely.
-  scratch_floats_ = std::max(floats, scratch_floats_ + scratch_floats_ / 2);
-  for (std::vector<float>& s : scratch_) s.resize(scratch_floats_);
+  const std::size_t size = std::max(floats, scratch_floats_ + scratch_floats_ / 2);
+  if (size > SIZE_MAX / sizeof(float)) return false;
+  std::vector<std::unique_ptr<float[]>> grown(scratch_.size());
+  for (auto& s : grown) {
+    s.reset(new (std::nothrow) float[size]);
+    if (!s) return false;
+  }
+  scratch_ = std::move(grown);
+  scratch_floats_ = size;
+  return true;
 }
 
 void ThreadPool::run_chunk(const Job& job, int chunk) {

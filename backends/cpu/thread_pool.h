@@ -46,10 +46,12 @@ class ThreadPool {
 
   // Per-thread f32 scratch. Grows every thread's scratch to at least `floats`
   // (allocating only when a larger size than ever before is asked for); call
-  // it on the dispatching thread before parallel_for.
-  void reserve_scratch(std::size_t floats);
+  // it on the dispatching thread before parallel_for. The memory is left
+  // uninitialised (untouched until used). False, with the old scratch kept,
+  // when the memory cannot be had.
+  [[nodiscard]] bool reserve_scratch(std::size_t floats);
   // Scratch of `thread`, valid until the next reserve_scratch that grows it.
-  float* scratch(int thread) { return scratch_[static_cast<std::size_t>(thread)].data(); }
+  float* scratch(int thread) { return scratch_[static_cast<std::size_t>(thread)].get(); }
   std::size_t scratch_size() const { return scratch_floats_; }
 
  private:
@@ -70,7 +72,7 @@ class ThreadPool {
 
   const int threads_;
   std::vector<std::thread> workers_;
-  std::vector<std::vector<float>> scratch_;
+  std::vector<std::unique_ptr<float[]>> scratch_;
   std::size_t scratch_floats_ = 0;
 
   std::mutex dispatch_mutex_;  // one parallel_for at a time

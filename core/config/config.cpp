@@ -1,11 +1,10 @@
 #include "core/config/config.h"
 
-#include <fstream>
-#include <sstream>
 #include <system_error>
 
 #include "core/config/config_value.h"
 #include "core/config/toml_reader.h"
+#include "core/io/text_file.h"
 #include "core/util/path_list.h"
 #include "core/util/strings.h"
 #include "core/util/suggest.h"
@@ -82,18 +81,15 @@ Status in_plugin(const Status& status, std::string_view description) {
 }  // namespace
 
 Result<Config> Config::load_file(const std::string& path) {
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (!std::filesystem::exists(status))
-    return not_found("config file '" + path + "' not found (relative paths start at " +
-                     std::filesystem::current_path(ec).string() + ")");
-  if (std::filesystem::is_directory(status))
-    return invalid_argument("config file '" + path + "' is a directory; give a .toml file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return not_found("config file '" + path + "' cannot be opened");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse(text.str(), path);
+  auto text = read_text_file(path, "config file", kMaxConfigFileBytes);
+  if (!text.ok()) {
+    std::error_code ec;
+    if (text.status().code() == StatusCode::kNotFound)
+      return not_found("config file '" + path + "' not found (relative paths start at " +
+                       std::filesystem::current_path(ec).string() + ")");
+    return text.status();
+  }
+  return parse(*text, path);
 }
 
 Result<Config> Config::parse(std::string_view toml_text, std::string source_name) {

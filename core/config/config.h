@@ -39,10 +39,15 @@ struct PluginSchema {
   std::span<const OptionSpec> options;  // the plugin's manifest
 };
 
+// A config is a page of TOML; anything past this is not a config.
+inline constexpr uint64_t kMaxConfigFileBytes = 1 << 20;
+
 class Config {
  public:
-  // NotFound when the file does not exist; InvalidArgument (with line and
-  // column) for a TOML syntax error. Nothing is checked against a schema yet.
+  // NotFound when the file does not exist; InvalidArgument for a directory,
+  // device or FIFO, or (with line and column) a TOML syntax error;
+  // ResourceExhausted past kMaxConfigFileBytes. Nothing is checked against a
+  // schema yet.
   static Result<Config> load_file(const std::string& path);
   // As load_file, from text; `source_name` stands for the file in messages
   // and gives directory().

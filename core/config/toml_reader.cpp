@@ -5,6 +5,8 @@
 #include <sstream>
 #include <tuple>
 
+#include "core/config/toml_nesting.h"
+
 namespace tessera {
 
 namespace {
@@ -112,6 +114,8 @@ class Reader {
 }  // namespace
 
 Result<ConfigDocument> read_toml(std::string_view text, const std::string& source_name) {
+  // toml++ recurses once per nesting level; refuse deep text before it sees it.
+  RETURN_IF_ERROR(check_toml_nesting(text, source_name));
   toml::table root;
   try {
     root = toml::parse(text, std::string_view(source_name));

@@ -1,6 +1,8 @@
 #include "core/engine/engine.h"
 
+#include "core/engine/memory_budget.h"
 #include "core/engine/model_locator.h"
+#include "core/io/mapped_file.h"
 
 namespace tessera {
 namespace {
@@ -85,21 +87,38 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
   engine->model_ = std::make_unique<LoadedModel>(std::move(model));
   engine->tokenizer_ = std::make_unique<Tokenizer>(engine->model_->vocab);
 
+  // The memory the config asks for, checked before anything is allocated.
+  ASSIGN_OR_RETURN(auto codec, create_plugin<Compressor>(registry, *codec_rec, codec_opts));
+  const ModelConfig& mc = engine->model_->config;
+  MemoryRequest memory;
+  memory.max_tokens = config.get_int("cache.max_tokens");
+  memory.geometry = {mc.n_layers, mc.n_kv_heads, mc.head_dim};
+  memory.bytes_per_vector = codec_bytes_per_vector(*codec, mc.head_dim);
+  memory.weight_bytes = engine->model_->file ? engine->model_->file->size() : 0;
+  memory.cap_bytes = static_cast<uint64_t>(config.get_int("cache.max_memory_mib")) << 20;
+  memory.codec_name = codec_rec->name();
+  RETURN_IF_ERROR(check_memory_budget(memory, available_memory()));
+  if (memory.max_tokens > mc.context_length)
+    engine->warnings_.push_back("cache.max_tokens = " + std::to_string(memory.max_tokens) +
+                                " is beyond the model's context of " +
+                                std::to_string(mc.context_length) +
+                                " tokens; positions past it were never trained and quality "
+                                "usually drops there");
+
   // Backend and the forward's scratch.
   ASSIGN_OR_RETURN(engine->backend_, create_plugin<Backend>(registry, *backend_rec, backend_opts));
   BackendOptions backend_options;
   backend_options.threads = static_cast<int>(config.get_int("backend.threads"));
-  backend_options.max_context = config.get_int("cache.max_tokens");
+  backend_options.max_context = memory.max_tokens;
   RETURN_IF_ERROR(engine->backend_->init(backend_options)
                       .with_context("backend plugin '" + backend_rec->name() + "'"));
   ASSIGN_OR_RETURN(engine->transformer_, Transformer::create(*engine->model_, *engine->backend_));
 
   // Cache store with its codec.
-  ASSIGN_OR_RETURN(auto codec, create_plugin<Compressor>(registry, *codec_rec, codec_opts));
   ASSIGN_OR_RETURN(auto store, create_plugin<CacheStore>(registry, *cache_rec, cache_opts));
   engine->cache_ = std::make_unique<CheckedCacheStore>(std::move(store), cache_rec->name());
   RETURN_IF_ERROR(engine->cache_->init(engine->transformer_->cache_geometry(), std::move(codec)));
-  engine->max_tokens_ = config.get_int("cache.max_tokens");
+  engine->max_tokens_ = memory.max_tokens;
   engine->default_new_tokens_ = config.get_int("decode.max_tokens");
 
   SamplingParams sampling;

@@ -42,6 +42,9 @@ class Engine {
   CheckedCacheStore& cache() { return *cache_; }
   Sampler& sampler() { return *sampler_; }
   const EngineDescription& description() const { return description_; }
+  // Things worth telling the user that do not stop the engine (a cache longer
+  // than the model's trained context); the CLI prints them to stderr.
+  const std::vector<std::string>& warnings() const { return warnings_; }
   // Tokens one sequence may hold (cache.max_tokens).
   int64_t max_tokens() const { return max_tokens_; }
   // decode.max_tokens: tokens to generate unless the caller says otherwise.
@@ -69,6 +72,7 @@ class Engine {
   std::unique_ptr<Verifier> verifier_;
   std::unique_ptr<Scheduler> scheduler_;
   EngineDescription description_;
+  std::vector<std::string> warnings_;
   int64_t max_tokens_ = 0;
   int64_t default_new_tokens_ = 0;
   SequenceId next_sequence_ = 0;

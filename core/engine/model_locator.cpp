@@ -1,5 +1,8 @@
 #include "core/engine/model_locator.h"
 
+#include <sys/stat.h>
+
+#include "core/io/file_type.h"
 #include "core/util/path_list.h"
 
 namespace tessera {
@@ -14,12 +17,27 @@ std::vector<std::filesystem::path> model_search_path(const std::filesystem::path
   return dirs;
 }
 
+namespace {
+
+// What is at `path` when it exists but is not a regular file ("a directory",
+// "a character device", ...); "" when it is a regular file or absent.
+std::string non_file_kind(const std::filesystem::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return "";
+  return file_type_name(st.st_mode);
+}
+
+}  // namespace
+
 Result<std::string> locate_model_file(const std::string& name,
                                       const std::filesystem::path& config_dir) {
   const std::filesystem::path path(name);
   std::error_code ec;
   if (path.is_absolute()) {
     if (std::filesystem::is_regular_file(path, ec)) return path.string();
+    if (const std::string kind = non_file_kind(path); !kind.empty())
+      return invalid_argument("model file " + name + " is " + kind +
+                              ", not a regular file; set model.path to a .gguf or .bin file");
     return not_found("model file " + name + " does not exist");
   }
   std::string tried;
@@ -27,6 +45,8 @@ Result<std::string> locate_model_file(const std::string& name,
     const auto candidate = (dir / path).lexically_normal();
     if (std::filesystem::is_regular_file(candidate, ec)) return candidate.string();
     tried += "\n  " + candidate.string();
+    if (const std::string kind = non_file_kind(candidate); !kind.empty())
+      tried += " (" + kind + ", not a regular file)";
   }
   return not_found("model file '" + name + "' not found; tried:" + tried +
                    "\nset model.path to an existing file (absolute, or relative to the config), "

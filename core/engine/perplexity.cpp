@@ -17,9 +17,15 @@ Result<PerplexityResult> score_tokens(Engine& engine, std::span<const int32_t> t
     return resource_exhausted("scoring " + std::to_string(predictions) +
                               " tokens needs cache.max_tokens >= " + std::to_string(predictions) +
                               " (it is " + std::to_string(engine.max_tokens()) + ")");
+  const int vocab = engine.model().config.vocab_size;
+  // Targets are read as logit indices but never fed to the model, so the
+  // forward's own check does not see the last one.
+  for (std::size_t i = 0; i < tokens.size(); ++i)
+    if (tokens[i] < 0 || tokens[i] >= vocab)
+      return invalid_argument("token " + std::to_string(i) + " is id " + std::to_string(tokens[i]) +
+                              ", outside the vocabulary [0, " + std::to_string(vocab) + ")");
   SequenceState sequence;
   RETURN_IF_ERROR(engine.begin_sequence(sequence));
-  const int vocab = engine.model().config.vocab_size;
   const int64_t chunk = engine.transformer().max_batch();
   std::vector<int32_t> positions(static_cast<std::size_t>(chunk));
   double total_nll = 0.0;

@@ -14,7 +14,6 @@ static_assert(std::endian::native == std::endian::little,
               "the GGUF reader assumes a little-endian host");
 
 constexpr uint8_t kMagic[4] = {'G', 'G', 'U', 'F'};
-constexpr uint64_t kHeaderBytes = 24;  // magic, u32 version, u64 n_tensors, u64 n_kv
 // The smallest possible records, to reject absurd counts before looping:
 // a key/value is a string length (8), a type (4) and at least one byte; a
 // tensor info is a name length (8), n_dims (4), one ne (8), a type (4) and an offset (8).

@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/io/file_type.h"
+
 namespace tessera {
 namespace {
 
@@ -54,8 +56,9 @@ Result<std::shared_ptr<const MappedFile>> MappedFile::open(const std::string& pa
 
   struct stat st {};
   if (::fstat(fd, &st) != 0) return internal_error(path + ": cannot stat: " + std::strerror(errno));
-  if (S_ISDIR(st.st_mode)) return invalid_argument(path + ": is a directory, expected a file");
-  if (!S_ISREG(st.st_mode)) return invalid_argument(path + ": is not a regular file");
+  if (!S_ISREG(st.st_mode))
+    return invalid_argument(path + ": is " + file_type_name(st.st_mode) +
+                            ", expected a regular file");
   if (st.st_size == 0) return data_loss(path + ": the file is empty (0 bytes)");
 
   const auto size = static_cast<std::size_t>(st.st_size);

@@ -29,6 +29,15 @@ std::string header_text(const Llama2cHeader& h) {
 
 }  // namespace
 
+Status check_llama2c_size(const MappedFile& file, const Llama2cHeader& h) {
+  const uint64_t expected = h.expected_file_bytes();
+  if (expected == file.size()) return ok_status();
+  return data_loss(file.path() + ": file size mismatch: expected " + std::to_string(expected) +
+                   " bytes from the llama2.c header (" + header_text(h) + "), but the file has " +
+                   std::to_string(file.size()) +
+                   " bytes (truncated, or not a legacy llama2.c checkpoint)");
+}
+
 uint64_t Llama2cHeader::expected_file_bytes() const {
   const uint64_t dim_ = static_cast<uint64_t>(dim);
   const uint64_t hidden = static_cast<uint64_t>(hidden_dim);
@@ -130,17 +139,24 @@ void apply_llama2c_vocabulary_conventions(Vocabulary& vocab) {
 Result<LoadedModel> load_llama2c_model(std::shared_ptr<const MappedFile> file,
                                        const std::string& tokenizer_path) {
   ASSIGN_OR_RETURN(Llama2cHeader h, parse_llama2c_header(*file));
-  const std::string& path = file->path();
-  const uint64_t expected = h.expected_file_bytes();
-  if (expected != file->size())
-    return data_loss(path + ": file size mismatch: expected " + std::to_string(expected) +
-                     " bytes from the llama2.c header (" + header_text(h) + "), but the file has " +
-                     std::to_string(file->size()) +
-                     " bytes (truncated, or not a legacy llama2.c checkpoint)");
+  RETURN_IF_ERROR(check_llama2c_size(*file, h));
   if (tokenizer_path.empty())
-    return invalid_argument(path +
+    return invalid_argument(file->path() +
                             " is a llama2.c checkpoint, which needs its tokenizer file: "
                             "set model.tokenizer (for example tok512.bin)");
+  auto tokenizer = MappedFile::open(tokenizer_path);
+  if (!tokenizer.ok())
+    return tokenizer.status().with_context("reading llama2.c tokenizer '" + tokenizer_path +
+                                           "' (check model.tokenizer)");
+  return load_llama2c_model(std::move(file), std::move(tokenizer).value());
+}
+
+Result<LoadedModel> load_llama2c_model(std::shared_ptr<const MappedFile> file,
+                                       std::shared_ptr<const MappedFile> tokenizer) {
+  ASSIGN_OR_RETURN(Llama2cHeader h, parse_llama2c_header(*file));
+  RETURN_IF_ERROR(check_llama2c_size(*file, h));
+  const std::string& tokenizer_path = tokenizer->path();
+  const std::string& path = file->path();
 
   LoadedModel m;
   m.path = path;
@@ -159,8 +175,8 @@ Result<LoadedModel> load_llama2c_model(std::shared_ptr<const MappedFile> file,
   c.rms_eps = 1e-5f;
   c.rope_theta = 10000.0f;
 
-  ASSIGN_OR_RETURN(m.tokenizer_file, MappedFile::open(tokenizer_path));
-  ASSIGN_OR_RETURN(m.vocab, read_llama2c_tokenizer(tokenizer_path));
+  ASSIGN_OR_RETURN(m.vocab, parse_llama2c_tokenizer(*tokenizer));
+  m.tokenizer_file = std::move(tokenizer);
   apply_llama2c_vocabulary_conventions(m.vocab);
   if (m.vocab.size() != c.vocab_size)
     return invalid_argument(tokenizer_path + " has " + std::to_string(m.vocab.size()) +

@@ -29,11 +29,16 @@ struct Llama2cHeader {
 // kv heads divide heads, nothing absurd). DataLoss otherwise; Unimplemented
 // for the newer llama2.c exports (magic "ak42").
 Result<Llama2cHeader> parse_llama2c_header(const MappedFile& file);
+// DataLoss unless the file has exactly the bytes the header implies.
+Status check_llama2c_size(const MappedFile& file, const Llama2cHeader& header);
 
 // Checks that the file size is exactly what the header implies, maps the
 // weights and reads the vocabulary from `tokenizer_path`.
 Result<LoadedModel> load_llama2c_model(std::shared_ptr<const MappedFile> file,
                                        const std::string& tokenizer_path);
+// The same with the tokenizer file already open (or in memory).
+Result<LoadedModel> load_llama2c_model(std::shared_ptr<const MappedFile> file,
+                                       std::shared_ptr<const MappedFile> tokenizer);
 
 // llama2.c tokenizer files carry no token types or special ids: bos 1, eos 2,
 // unk 0, a space prefix; when `vocab` has no types yet: id 0 unknown, 1 and 2

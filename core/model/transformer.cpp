@@ -1,8 +1,11 @@
 #include "core/model/transformer.h"
 
+#include <cmath>
 #include <string>
 
 #include "core/cache/checked_cache_store.h"
+#include "core/model/weight_check.h"
+#include "core/util/strings.h"
 
 namespace tessera {
 namespace {
@@ -97,6 +100,18 @@ Status Transformer::allocate_scratch() {
   return ok_status();
 }
 
+Status Transformer::non_finite_logit(float value, int32_t position) const {
+  std::string cause = describe_non_finite(find_non_finite_weights(model_));
+  if (cause.empty())
+    cause =
+        "every weight is finite, so an activation overflowed f32 (weights of extreme "
+        "magnitude?)";
+  return data_loss("model " + model_.path + " computed a non-finite logit (" +
+                   shortest_decimal(value) + ") for the token at position " +
+                   std::to_string(position) + ": " + cause +
+                   "; the model file is damaged or was converted wrongly");
+}
+
 Result<std::span<const float>> Transformer::forward(CheckedCacheStore& cache, SequenceId seq,
                                                     std::span<const int32_t> tokens,
                                                     std::span<const int32_t> positions,
@@ -132,8 +147,13 @@ Result<std::span<const float>> Transformer::forward(CheckedCacheStore& cache, Se
     const int first_logit_row = wanted == LogitsWanted::kAll ? 0
                                 : last_chunk                 ? static_cast<int>(count) - 1
                                                              : static_cast<int>(count);
-    RETURN_IF_ERROR(forward_chunk(cache, seq, tokens.subspan(start, count),
-                                  positions.subspan(start, count), first_logit_row));
+    const Status status = forward_chunk(cache, seq, tokens.subspan(start, count),
+                                        positions.subspan(start, count), first_logit_row);
+    if (!status.ok()) {
+      // All or nothing: earlier chunks of this call leave the cache again.
+      if (start > 0) RETURN_IF_ERROR(cache.truncate(seq, cached));
+      return status;
+    }
   }
   const std::size_t rows = wanted == LogitsWanted::kAll ? n : 1;
   return std::span<const float>(logits_, rows * static_cast<std::size_t>(vocab));
@@ -192,6 +212,14 @@ Status Transformer::forward_chunk(CheckedCacheStore& cache, SequenceId seq,
     const Tensor xb_rows = f32_view(xb_, {rows, c.dim});
     backend_.rms_norm(x_rows, w.output_norm, c.rms_eps, xb_rows);
     backend_.matmul(xb_rows, w.output, f32_view(logits_, {rows, c.vocab_size}));
+    // NaN or inf weights (or an overflow) end here; the sampler and the
+    // scorer may rely on finite logits.
+    const std::size_t count =
+        static_cast<std::size_t>(rows) * static_cast<std::size_t>(c.vocab_size);
+    for (std::size_t i = 0; i < count; ++i)
+      if (!std::isfinite(logits_[i]))
+        return non_finite_logit(logits_[i], positions[static_cast<std::size_t>(first_logit_row) +
+                                                      i / static_cast<std::size_t>(c.vocab_size)]);
   }
 
   const Tensor k_all = f32_view(k_new_, {c.n_layers, n, c.n_kv_heads, c.head_dim});

@@ -34,6 +34,9 @@ class Transformer {
   // the K/V already in `cache` plus the tokens themselves (causally), appends
   // their K/V to the cache, and returns logits f32 [rows, vocab] (row-major),
   // valid until the next call. Longer inputs are fed in chunks of max_batch.
+  // The logits returned are finite: a NaN or infinity is DataLoss naming the
+  // model and, when the weights hold them, the tensor. On any error the
+  // cache holds what it held before the call.
   Result<std::span<const float>> forward(CheckedCacheStore& cache, SequenceId seq,
                                          std::span<const int32_t> tokens,
                                          std::span<const int32_t> positions,
@@ -46,6 +49,8 @@ class Transformer {
  private:
   Transformer(const LoadedModel& model, Backend& backend, int max_batch);
   Status allocate_scratch();
+  // The error for a non-finite logit: scans the weights to name the cause.
+  Status non_finite_logit(float value, int32_t position) const;
   // One chunk of at most max_batch tokens. Logits of the chunk's rows
   // [first_logit_row, n) land in logits_ from row 0.
   Status forward_chunk(CheckedCacheStore& cache, SequenceId seq, std::span<const int32_t> tokens,

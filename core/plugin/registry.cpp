@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <mutex>
 
+#include "core/plugin/elf_check.h"
 #include "core/util/path_list.h"
 #include "core/util/strings.h"
 #include "core/util/suggest.h"
@@ -130,6 +131,8 @@ Status PluginRegistry::add(const TesseraPluginDescriptor* d, std::string file) {
 }
 
 Result<const PluginRecord*> PluginRegistry::load_file(const std::string& path) {
+  // The loader trusts the headers: a truncated file would kill the process.
+  RETURN_IF_ERROR(check_elf_file(path));
   boost::dll::shared_library library;
   boost::system::error_code ec;
   library.load(path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, ec);
@@ -155,9 +158,10 @@ void PluginRegistry::scan(const std::vector<std::string>& directories) {
     std::error_code ec;
     if (!std::filesystem::is_directory(dir, ec)) continue;
     std::vector<std::string> files;
-    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-      const std::string name = entry.path().filename().string();
-      if (is_plugin_file_name(name)) files.push_back(entry.path().string());
+    // increment(ec), not ++: a directory that fails mid-listing must not throw.
+    for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      if (is_plugin_file_name(name)) files.push_back(it->path().string());
     }
     std::sort(files.begin(), files.end());  // a stable order across file systems
     for (const auto& file : files) {

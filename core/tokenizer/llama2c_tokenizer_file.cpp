@@ -53,13 +53,18 @@ T read_le(const char* p) {
 }  // namespace
 
 Result<Vocabulary> read_llama2c_tokenizer(const std::string& path) {
-  const std::string where = "reading llama2.c tokenizer '" + path + "'";
   auto file = MappedFile::open(path);
   if (!file.ok()) {
-    return file.status().with_context(where + " (check the path given with --tokenizer)");
+    return file.status().with_context("reading llama2.c tokenizer '" + path +
+                                      "' (check the path given with --tokenizer)");
   }
-  const auto* data = reinterpret_cast<const char*>((*file)->data());
-  const std::size_t size = (*file)->size();
+  return parse_llama2c_tokenizer(**file);
+}
+
+Result<Vocabulary> parse_llama2c_tokenizer(const MappedFile& file) {
+  const std::string where = "reading llama2.c tokenizer '" + file.path() + "'";
+  const auto* data = reinterpret_cast<const char*>(file.data());
+  const std::size_t size = file.size();
   if (size < 4)
     return data_loss(where + ": the file is " + std::to_string(size) +
                      " bytes, too short for the int32 max_token_length header; is this a "

@@ -5,11 +5,15 @@
 
 #include <string>
 
+#include "core/io/mapped_file.h"
 #include "core/model/model.h"
 #include "core/status/status.h"
 
 namespace tessera {
 
 Result<Vocabulary> read_llama2c_tokenizer(const std::string& path);
+
+// The same from bytes already in memory; `file.path()` names it in messages.
+Result<Vocabulary> parse_llama2c_tokenizer(const MappedFile& file);
 
 }  // namespace tessera

@@ -35,6 +35,28 @@ int byte_piece_value(std::string_view piece) {
   return hi * 16 + lo;
 }
 
+std::string hex_byte(unsigned char byte) {
+  static constexpr char kDigits[] = "0123456789ABCDEF";
+  return std::string("0x") + kDigits[byte >> 4] + kDigits[byte & 15];
+}
+
+// "U+00E9" for a well-formed UTF-8 character of 1-4 bytes.
+std::string code_point_text(std::string_view ch) {
+  const auto b = [&](std::size_t i) {
+    return static_cast<uint32_t>(static_cast<unsigned char>(ch[i]));
+  };
+  uint32_t cp = b(0);
+  if (ch.size() == 2) cp = ((b(0) & 0x1F) << 6) | (b(1) & 0x3F);
+  if (ch.size() == 3) cp = ((b(0) & 0x0F) << 12) | ((b(1) & 0x3F) << 6) | (b(2) & 0x3F);
+  if (ch.size() == 4)
+    cp = ((b(0) & 0x07) << 18) | ((b(1) & 0x3F) << 12) | ((b(2) & 0x3F) << 6) | (b(3) & 0x3F);
+  static constexpr char kDigits[] = "0123456789ABCDEF";
+  std::string hex;
+  for (int shift = cp > 0xFFFF ? 20 : 12; shift >= 0; shift -= 4)
+    hex += kDigits[(cp >> shift) & 15];
+  return "U+" + hex;
+}
+
 // Length of the UTF-8 character starting at text[pos]: 1-4 for a well-formed
 // sequence, 1 for a stray or truncated byte (it then becomes a symbol alone).
 std::size_t utf8_char_length(std::string_view text, std::size_t pos) {
@@ -105,24 +127,26 @@ float Tokenizer::score_of(int32_t id) const {
   return index < vocab_.scores.size() ? vocab_.scores[index] : 0.0f;
 }
 
-void Tokenizer::emit_symbol(std::string_view symbol, std::vector<int32_t>& out) const {
+bool Tokenizer::emit_symbol(std::string_view symbol, std::vector<int32_t>& out) const {
   const int32_t id = find_piece(symbol);
   if (id >= 0) {
     out.push_back(id);
-    return;
+    return true;
   }
   bool all_bytes = true;
   for (char c : symbol) all_bytes = all_bytes && byte_to_id_[static_cast<unsigned char>(c)] >= 0;
   if (!all_bytes) {
+    if (!has_token(vocab_.unk_id)) return false;
     out.push_back(vocab_.unk_id);  // no byte fallback in this vocabulary: one unk per character
-    return;
+    return true;
   }
   for (char c : symbol) out.push_back(byte_to_id_[static_cast<unsigned char>(c)]);
+  return true;
 }
 
-std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_bos) const {
+Result<std::vector<int32_t>> Tokenizer::encode(std::string_view text, bool add_bos) const {
   std::vector<int32_t> tokens;
-  if (add_bos) tokens.push_back(vocab_.bos_id);
+  if (add_bos && has_token(vocab_.bos_id)) tokens.push_back(vocab_.bos_id);
   if (text.empty()) return tokens;
 
   // Normalise: dummy prefix and spaces as "▁".
@@ -180,9 +204,37 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_bos) cons
 
   for (int32_t i = 0; i >= 0; i = symbols[static_cast<std::size_t>(i)].next) {
     const Symbol& symbol = symbols[static_cast<std::size_t>(i)];
-    emit_symbol(norm.substr(symbol.start, symbol.length), tokens);
+    if (!emit_symbol(norm.substr(symbol.start, symbol.length), tokens))
+      return unencodable(text, norm, symbol.start, symbol.length);
   }
   return tokens;
+}
+
+Status Tokenizer::unencodable(std::string_view text, std::string_view norm, std::size_t start,
+                              std::size_t length) const {
+  // Map the offset in the normalised text back to `text`: the dummy prefix
+  // and every space became the three bytes of U+2581.
+  std::size_t norm_pos = vocab_.add_space_prefix ? kSpaceMark.size() : 0;
+  std::size_t offset = 0;
+  while (offset < text.size() && norm_pos < start) {
+    norm_pos += text[offset] == ' ' ? kSpaceMark.size() : 1;
+    ++offset;
+  }
+  const std::string_view symbol = norm.substr(start, length);
+  std::string shown;
+  const auto first = static_cast<unsigned char>(symbol[0]);
+  if (length == 1 && first >= 0x80) {
+    shown = "the byte " + hex_byte(first) + " (not valid UTF-8)";
+  } else if (length == 1 && (first < 0x20 || first == 0x7F)) {
+    shown = "the control character " + code_point_text(symbol);
+  } else {
+    shown = "the character '" + std::string(symbol) + "' (" + code_point_text(symbol) + ")";
+  }
+  return invalid_argument("the text cannot be tokenized: " + shown + " at byte " +
+                          std::to_string(offset) +
+                          " has no token in this model's vocabulary, which has no byte-fallback "
+                          "token for it and no unknown token (unknown_token_id is unset); "
+                          "remove or replace that character");
 }
 
 std::string Tokenizer::decode_token(int32_t previous, int32_t token) const {

@@ -6,7 +6,8 @@
 // into UTF-8 characters, and adjacent symbols are merged greedily, always the
 // pair whose concatenation is the highest-scoring vocabulary piece (ties: the
 // leftmost pair). Symbols left that are not pieces fall back to their bytes
-// (<0xHH> tokens), or to unk when the vocabulary lacks a byte token.
+// (<0xHH> tokens), or to unk when the vocabulary lacks a byte token; a
+// character with none of the three cannot be encoded (an error naming it).
 // Only normal, user-defined and undefined pieces take part in matching: text
 // never turns into control (<s>), byte, unknown or unused tokens by spelling them.
 // Invalid UTF-8 is not an error: each stray byte is a symbol of its own.
@@ -16,7 +17,9 @@
 // token as " ⁇ " (SentencePiece's surface for it). When add_space_prefix is set,
 // the leading space of a text piece directly after BOS is dropped, and decode()
 // treats the start of the sequence as if it followed BOS, so
-// decode(encode(text, b)) == text for any text the vocabulary can represent.
+// decode(encode(text, b)) == text for any text the vocabulary can represent,
+// except that a U+2581 in the text itself reads back as a space (SentencePiece
+// does the same: the mark and a space are one symbol).
 //
 // A Tokenizer owns its vocabulary; it is immutable after construction and safe
 // to use from several threads at once.
@@ -37,12 +40,16 @@ namespace tessera {
 
 class Tokenizer {
  public:
-  // Takes the vocabulary as is; ids outside [0, size) in bos/eos/unk are kept
-  // and simply never match a token.
+  // Takes the vocabulary as is; ids outside [0, size) in bos/eos/unk mean the
+  // vocabulary has no such token (GGUF writes -1 or 0xffffffff for "none").
   explicit Tokenizer(Vocabulary vocab);
 
-  // Token ids of `text`, with BOS first when add_bos. O(n log n) in the length.
-  std::vector<int32_t> encode(std::string_view text, bool add_bos) const;
+  // Token ids of `text`, with BOS first when add_bos and the vocabulary has a
+  // BOS token. O(n log n) in the length. Every id returned is inside the
+  // vocabulary: a character that has no piece, no byte-fallback tokens and no
+  // unknown token to stand for it is InvalidArgument, naming the character and
+  // its byte offset in `text`.
+  Result<std::vector<int32_t>> encode(std::string_view text, bool add_bos) const;
 
   // Text of `token` as printed right after `previous` (streaming output); pass
   // bos() as `previous` for the first token of a sequence. Ids outside the
@@ -65,9 +72,14 @@ class Tokenizer {
     std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
 
-  // Appends the tokens for one final symbol of the BPE merge: its piece id, or
-  // its bytes as byte tokens.
-  void emit_symbol(std::string_view symbol, std::vector<int32_t>& out) const;
+  // Appends the tokens for one final symbol of the BPE merge: its piece id,
+  // its bytes as byte tokens, or unk; false when none of them exists.
+  bool emit_symbol(std::string_view symbol, std::vector<int32_t>& out) const;
+  bool has_token(int32_t id) const { return id >= 0 && id < vocab_.size(); }
+  // The error for a symbol (at `start` of the normalised text) that
+  // emit_symbol could not encode, with its offset in the original `text`.
+  Status unencodable(std::string_view text, std::string_view normalised, std::size_t start,
+                     std::size_t length) const;
   float score_of(int32_t id) const;
 
   Vocabulary vocab_;

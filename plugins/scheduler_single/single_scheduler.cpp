@@ -18,7 +18,8 @@ SingleScheduler::SingleScheduler(const OptionValues&) {}
 Result<GenerationStats> SingleScheduler::run(Engine& engine, const GenerationRequest& request,
                                              const TokenSink& sink) {
   if (request.prompt.empty())
-    return invalid_argument("the prompt has no tokens (it should at least hold BOS)");
+    return invalid_argument(
+        "the prompt has no tokens, and this model has no BOS token to start from; give a prompt");
   const int64_t capacity = engine.max_tokens();
   if (static_cast<int64_t>(request.prompt.size()) >= capacity) {
     return resource_exhausted("the prompt has " + std::to_string(request.prompt.size()) +

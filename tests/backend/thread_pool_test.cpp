@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdint>
 #include <vector>
 
 namespace tessera::cpu {
@@ -64,14 +65,14 @@ TEST(ThreadPool, ManyDispatchesInARow) {
 
 TEST(ThreadPool, ScratchGrowsOnlyWhenAskedForMore) {
   ThreadPool pool(2);
-  pool.reserve_scratch(100);
+  ASSERT_TRUE(pool.reserve_scratch(100));
   EXPECT_GE(pool.scratch_size(), 100u);
   float* before = pool.scratch(1);
-  pool.reserve_scratch(50);
+  ASSERT_TRUE(pool.reserve_scratch(50));
   EXPECT_EQ(pool.scratch(1), before);
-  pool.reserve_scratch(pool.scratch_size());
+  ASSERT_TRUE(pool.reserve_scratch(pool.scratch_size()));
   EXPECT_EQ(pool.scratch(1), before);
-  pool.reserve_scratch(1000);
+  ASSERT_TRUE(pool.reserve_scratch(1000));
   EXPECT_GE(pool.scratch_size(), 1000u);
   // Each thread writes its own scratch without disturbing the other.
   pool.parallel_for(0, 2, [&](int64_t, int64_t, int thread) {
@@ -79,6 +80,17 @@ TEST(ThreadPool, ScratchGrowsOnlyWhenAskedForMore) {
   });
   EXPECT_EQ(pool.scratch(0)[999], 0.0f);
   EXPECT_EQ(pool.scratch(1)[999], 1.0f);
+}
+
+// A size past what size_t can count in bytes is refused, and the old scratch
+// stays usable.
+TEST(ThreadPool, ScratchTooLargeIsRefusedNotThrown) {
+  ThreadPool pool(2);
+  ASSERT_TRUE(pool.reserve_scratch(64));
+  float* before = pool.scratch(0);
+  EXPECT_FALSE(pool.reserve_scratch(SIZE_MAX / 2));
+  EXPECT_EQ(pool.scratch(0), before);
+  EXPECT_EQ(pool.scratch_size(), 64u);
 }
 
 }  // namespace

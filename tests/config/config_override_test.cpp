@@ -73,7 +73,7 @@ TEST(ConfigOverride, RangeErrorNamesTheOverride) {
   const Status status = config.apply_override("backend.threads=0");
   EXPECT_EQ(status.code(), StatusCode::kOutOfRange);
   EXPECT_EQ(status.message(),
-            "--set backend.threads=0: backend.threads: 0 is out of range; allowed: >= 1");
+            "--set backend.threads=0: backend.threads: 0 is out of range; allowed: [1, 1024]");
 }
 
 TEST(ConfigOverride, UnknownSectionAndKey) {

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "core/config/config.h"
+#include "core/config/config_schema.h"
 
 namespace tessera {
 namespace {
@@ -126,7 +127,8 @@ TEST(ConfigValidate, OutOfRangeGivesTheAllowedRange) {
   const Status status = validate("[model]\npath = \"m\"\n[cache]\nmax_tokens = 0\n");
   EXPECT_EQ(status.code(), StatusCode::kOutOfRange);
   EXPECT_THAT(status.message(),
-              HasSubstr("configs/x.toml:4:14: cache.max_tokens: 0 is out of range; allowed: >= 1"));
+              HasSubstr("configs/x.toml:4:14: cache.max_tokens: 0 is out of range; allowed: "
+                        "[1, 2147483647]"));
 
   const Status top_p = validate("[model]\npath = \"m\"\n[sampling]\ntop_p = 0.0\n");
   EXPECT_EQ(top_p.code(), StatusCode::kOutOfRange);
@@ -140,6 +142,45 @@ TEST(ConfigValidate, OutOfRangeGivesTheAllowedRange) {
             StatusCode::kOutOfRange);
   EXPECT_EQ(validate("[model]\npath = \"m\"\n[sampling]\nseed = -1\n").code(),
             StatusCode::kOutOfRange);
+}
+
+// 4294967297 = 2^32 + 1 used to wrap when narrowed to int: one thread, and a
+// top_k of 1 (greedy). The range is checked on the 64-bit value first.
+TEST(ConfigValidate, IntegersThatWouldWrapAreOutOfRange) {
+  const Status threads = validate("[model]\npath = \"m\"\n[backend]\nthreads = 4294967297\n");
+  EXPECT_EQ(threads.code(), StatusCode::kOutOfRange);
+  EXPECT_THAT(threads.message(),
+              HasSubstr("backend.threads: 4294967297 is out of range; allowed: [1, 1024]"));
+  const Status top_k = validate("[model]\npath = \"m\"\n[sampling]\ntop_k = 4294967297\n");
+  EXPECT_EQ(top_k.code(), StatusCode::kOutOfRange);
+  EXPECT_THAT(top_k.message(), HasSubstr("allowed: [0, 2147483647]"));
+  EXPECT_EQ(validate("[model]\npath = \"m\"\n[cache]\nmax_tokens = 4294967297\n").code(),
+            StatusCode::kOutOfRange);
+  EXPECT_EQ(validate("[model]\npath = \"m\"\n[sampling]\ntemperature = 1e39\n").code(),
+            StatusCode::kOutOfRange);
+
+  auto config = Config::parse("[model]\npath = \"m\"\n", "x.toml");
+  ASSERT_TRUE(config.ok());
+  const Status set = config->apply_override("sampling.top_k=4294967297");
+  EXPECT_EQ(set.code(), StatusCode::kOutOfRange);
+  EXPECT_THAT(set.message(), HasSubstr("--set sampling.top_k=4294967297"));
+}
+
+// The integer keys the core narrows to int (threads, top_k) or counts in
+// int32 positions (the token counts) have a range inside int32, and every
+// float key one inside float, so a value that passes validation never wraps.
+// (sampling.seed is the one integer read as 64 bits.)
+TEST(ConfigValidate, EveryNumericCoreKeyFitsTheTypeItIsNarrowedTo) {
+  for (const ConfigKey& key : core_config_schema()) {
+    SCOPED_TRACE(key.key());
+    if (key.spec.type == OptionType::kInt && key.key() != "sampling.seed") {
+      EXPECT_LE(key.spec.max, 2147483647.0);
+      EXPECT_GE(key.spec.min, -2147483648.0);
+    } else if (key.spec.type == OptionType::kFloat) {
+      EXPECT_LE(key.spec.max, 3.0e38);
+      EXPECT_GE(key.spec.min, -3.0e38);
+    }
+  }
 }
 
 TEST(ConfigValidate, MissingModelPath) {

@@ -16,7 +16,7 @@ std::vector<int32_t> sample(uint64_t seed) {
   EXPECT_NE(engine, nullptr);
   if (!engine) return {};
   GenerationRequest request;
-  request.prompt = engine->tokenizer().encode("Once upon a time", true);
+  request.prompt = engine->tokenizer().encode("Once upon a time", true).value();
   request.max_new_tokens = 48;
   request.stop_at_eos = false;
   std::vector<int32_t> out;

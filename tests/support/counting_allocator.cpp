@@ -8,10 +8,15 @@ namespace {
 
 std::atomic<bool> g_counting{false};
 std::atomic<long> g_allocations{0};
+std::atomic<std::size_t> g_largest{0};
 
 void* counted_alloc(std::size_t size) {
-  if (g_counting.load(std::memory_order_relaxed))
+  if (g_counting.load(std::memory_order_relaxed)) {
     g_allocations.fetch_add(1, std::memory_order_relaxed);
+    std::size_t largest = g_largest.load(std::memory_order_relaxed);
+    while (size > largest && !g_largest.compare_exchange_weak(largest, size)) {
+    }
+  }
   if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
   throw std::bad_alloc();
 }
@@ -60,6 +65,7 @@ namespace tessera::test {
 
 CountAllocations::CountAllocations() {
   g_allocations = 0;
+  g_largest = 0;
   g_counting = true;
 }
 
@@ -69,6 +75,10 @@ CountAllocations::~CountAllocations() {
 
 long CountAllocations::count() const {
   return g_allocations.load();
+}
+
+std::size_t CountAllocations::largest() const {
+  return g_largest.load();
 }
 
 }  // namespace tessera::test

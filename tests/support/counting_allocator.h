@@ -5,6 +5,8 @@
 // allocations inside libtessera_core.so and loaded plugins.
 #pragma once
 
+#include <cstddef>
+
 namespace tessera::test {
 
 class CountAllocations {
@@ -15,6 +17,8 @@ class CountAllocations {
   CountAllocations& operator=(const CountAllocations&) = delete;
 
   long count() const;
+  // The largest single request, in bytes (the plain, array and nothrow forms).
+  std::size_t largest() const;
 };
 
 }  // namespace tessera::test

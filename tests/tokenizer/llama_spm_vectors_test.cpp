@@ -61,12 +61,12 @@ void check_all_cases(const Tokenizer& t) {
   int passed = 0;
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const auto& c = cases[i];
-    const auto ids = t.encode(c.text, false);
+    const auto ids = t.encode(c.text, false).value();
     EXPECT_EQ(ids, c.ids) << "case " << i << ": [" << c.text << "]";
     passed += ids == c.ids ? 1 : 0;
     // Every case can be represented (byte fallback), so it decodes back.
     EXPECT_EQ(t.decode(ids), c.text) << "case " << i;
-    auto with_bos = t.encode(c.text, true);
+    auto with_bos = t.encode(c.text, true).value();
     ASSERT_FALSE(with_bos.empty());
     EXPECT_EQ(with_bos.front(), 1);
     EXPECT_EQ(std::vector<int32_t>(with_bos.begin() + 1, with_bos.end()), ids);

@@ -59,18 +59,18 @@ TEST(Tokenizer, MergesHighestScoreFirst) {
   // "ab" and "bc" compete for the 'b' of "abc"; the higher score wins.
   Tokenizer bc_wins(
       make_vocab({{"a", -10}, {"b", -10}, {"c", -10}, {"ab", -2}, {"bc", -1}}, false));
-  EXPECT_EQ(pieces_of(bc_wins, bc_wins.encode("abc", false)), (Pieces{"a", "bc"}));
+  EXPECT_EQ(pieces_of(bc_wins, bc_wins.encode("abc", false).value()), (Pieces{"a", "bc"}));
   Tokenizer ab_wins(
       make_vocab({{"a", -10}, {"b", -10}, {"c", -10}, {"ab", -1}, {"bc", -2}}, false));
-  EXPECT_EQ(pieces_of(ab_wins, ab_wins.encode("abc", false)), (Pieces{"ab", "c"}));
+  EXPECT_EQ(pieces_of(ab_wins, ab_wins.encode("abc", false).value()), (Pieces{"ab", "c"}));
 }
 
 TEST(Tokenizer, TiesGoToTheLeftmostPair) {
   Tokenizer t(make_vocab({{"a", -10}, {"b", -10}, {"c", -10}, {"ab", -1}, {"bc", -1}}, false));
-  EXPECT_EQ(pieces_of(t, t.encode("abc", false)), (Pieces{"ab", "c"}));
+  EXPECT_EQ(pieces_of(t, t.encode("abc", false).value()), (Pieces{"ab", "c"}));
   Tokenizer aa(make_vocab({{"a", -10}, {"aa", -1}}, false));
-  EXPECT_EQ(pieces_of(aa, aa.encode("aaa", false)), (Pieces{"aa", "a"}));
-  EXPECT_EQ(pieces_of(aa, aa.encode("aaaaa", false)), (Pieces{"aa", "aa", "a"}));
+  EXPECT_EQ(pieces_of(aa, aa.encode("aaa", false).value()), (Pieces{"aa", "a"}));
+  EXPECT_EQ(pieces_of(aa, aa.encode("aaaaa", false).value()), (Pieces{"aa", "aa", "a"}));
 }
 
 TEST(Tokenizer, MergesChainThroughNewNeighbours) {
@@ -84,36 +84,38 @@ TEST(Tokenizer, MergesChainThroughNewNeighbours) {
                           {"abc", -3},
                           {"abcd", -4}},
                          false));
-  EXPECT_EQ(pieces_of(t, t.encode("abcd", false)), (Pieces{"abcd"}));
-  EXPECT_EQ(pieces_of(t, t.encode("abcdab", false)), (Pieces{"abcd", "ab"}));
+  EXPECT_EQ(pieces_of(t, t.encode("abcd", false).value()), (Pieces{"abcd"}));
+  EXPECT_EQ(pieces_of(t, t.encode("abcdab", false).value()), (Pieces{"abcd", "ab"}));
   // A piece that no chain of merges reaches is never produced.
   Tokenizer unreachable(make_vocab({{"a", -10}, {"b", -10}, {"c", -10}, {"abc", -1}}, false));
-  EXPECT_EQ(pieces_of(unreachable, unreachable.encode("abc", false)), (Pieces{"a", "b", "c"}));
+  EXPECT_EQ(pieces_of(unreachable, unreachable.encode("abc", false).value()),
+            (Pieces{"a", "b", "c"}));
 }
 
 TEST(Tokenizer, SpacesAndPrefix) {
   Tokenizer with_prefix(
       make_vocab({{SP, -10}, {"a", -10}, {"b", -10}, {SP "a", -1}, {SP SP, -2}}, false, true));
-  EXPECT_EQ(pieces_of(with_prefix, with_prefix.encode("a b", false)), (Pieces{SP "a", SP, "b"}));
-  EXPECT_EQ(pieces_of(with_prefix, with_prefix.encode(" a", false)), (Pieces{SP, SP "a"}));
-  EXPECT_EQ(pieces_of(with_prefix, with_prefix.encode("  ", false)), (Pieces{SP SP, SP}));
-  EXPECT_TRUE(with_prefix.encode("", false).empty());
-  EXPECT_EQ(with_prefix.encode("", true), (std::vector<int32_t>{1}));
-  EXPECT_EQ(with_prefix.encode("a", true).front(), with_prefix.bos());
+  EXPECT_EQ(pieces_of(with_prefix, with_prefix.encode("a b", false).value()),
+            (Pieces{SP "a", SP, "b"}));
+  EXPECT_EQ(pieces_of(with_prefix, with_prefix.encode(" a", false).value()), (Pieces{SP, SP "a"}));
+  EXPECT_EQ(pieces_of(with_prefix, with_prefix.encode("  ", false).value()), (Pieces{SP SP, SP}));
+  EXPECT_TRUE(with_prefix.encode("", false).value().empty());
+  EXPECT_EQ(with_prefix.encode("", true).value(), (std::vector<int32_t>{1}));
+  EXPECT_EQ(with_prefix.encode("a", true).value().front(), with_prefix.bos());
 
   Tokenizer no_prefix(
       make_vocab({{SP, -10}, {"a", -10}, {"b", -10}, {SP "a", -1}, {SP SP, -2}}, false, false));
-  EXPECT_EQ(pieces_of(no_prefix, no_prefix.encode("a b", false)), (Pieces{"a", SP, "b"}));
+  EXPECT_EQ(pieces_of(no_prefix, no_prefix.encode("a b", false).value()), (Pieces{"a", SP, "b"}));
 }
 
 TEST(Tokenizer, ByteFallback) {
   Tokenizer t(make_vocab({{"a", -10}, {"\xc3\xa9", -10}}, true));
   // 'ü' (C3 BC) is not a piece: its two bytes; 'é' is one.
-  const auto ids = t.encode("a\xc3\xbc\xc3\xa9", false);
+  const auto ids = t.encode("a\xc3\xbc\xc3\xa9", false).value();
   EXPECT_EQ(pieces_of(t, ids), (Pieces{"a", "<0xC3>", "<0xBC>", "\xc3\xa9"}));
   EXPECT_EQ(t.decode(ids), "a\xc3\xbc\xc3\xa9");
   // A 4-byte character.
-  EXPECT_EQ(pieces_of(t, t.encode("\xf0\x9f\x98\x81", false)),
+  EXPECT_EQ(pieces_of(t, t.encode("\xf0\x9f\x98\x81", false).value()),
             (Pieces{"<0xF0>", "<0x9F>", "<0x98>", "<0x81>"}));
 }
 
@@ -122,9 +124,50 @@ TEST(Tokenizer, UnknownWithoutByteTokens) {
   // One unk per unknown character, not per byte.
   EXPECT_EQ(t.encode("a\xc3\xbc"
                      "a",
-                     false),
+                     false)
+                .value(),
             (std::vector<int32_t>{3, 0, 3}));
   EXPECT_EQ(t.decode(std::vector<int32_t>{3, 0, 3}), "a \xe2\x81\x87 a");
+}
+
+// GGUF files may declare unknown_token_id = 0xffffffff ("none"). Text with a
+// character the vocabulary cannot spell is then an error that names it, never
+// the id -1 (which perplexity used to read logits with).
+TEST(Tokenizer, UnencodableCharacterWithoutUnkIsAnError) {
+  Vocabulary v = make_vocab({{"a", -10}, {SP, -10}}, false);
+  v.unk_id = -1;
+  Tokenizer t(v);
+  EXPECT_EQ(t.encode("a a", false).value(), (std::vector<int32_t>{3, 4, 3}));
+  const auto bad = t.encode("a a\xc3\xa9", false);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("'\xc3\xa9' (U+00E9) at byte 3"), std::string::npos)
+      << bad.status().message();
+  EXPECT_NE(bad.status().message().find("no unknown token"), std::string::npos);
+  // A stray byte and a control character are named as such; the offset counts
+  // bytes of the text as given (the space prefix does not shift it).
+  Vocabulary prefixed = v;
+  prefixed.add_space_prefix = true;
+  const auto stray = Tokenizer(prefixed).encode("a \xff", false);
+  ASSERT_FALSE(stray.ok());
+  EXPECT_NE(stray.status().message().find("the byte 0xFF (not valid UTF-8) at byte 2"),
+            std::string::npos)
+      << stray.status().message();
+  const auto control = t.encode("\x01", true);
+  ASSERT_FALSE(control.ok());
+  EXPECT_NE(control.status().message().find("control character U+0001 at byte 0"),
+            std::string::npos)
+      << control.status().message();
+}
+
+// A vocabulary without BOS (bos_token_id = -1) encodes without one instead of
+// putting -1 in front.
+TEST(Tokenizer, NoBosTokenMeansNoneIsAdded) {
+  Vocabulary v = make_vocab({{"a", -10}}, false);
+  v.bos_id = -1;
+  Tokenizer t(v);
+  EXPECT_EQ(t.encode("a", true).value(), (std::vector<int32_t>{3}));
+  EXPECT_TRUE(t.encode("", true).value().empty());
 }
 
 TEST(Tokenizer, InvalidUtf8BecomesBytes) {
@@ -141,17 +184,18 @@ TEST(Tokenizer, InvalidUtf8BecomesBytes) {
       "\xe2\x82\xac\xe2",  // a whole character then a cut one
   };
   for (const auto& input : inputs) {
-    const auto ids = t.encode(input, false);
+    const auto ids = t.encode(input, false).value();
     EXPECT_EQ(t.decode(ids), input);
     for (int32_t id : ids) EXPECT_NE(id, 0) << "unk for input of " << input.size() << " bytes";
   }
-  EXPECT_EQ(pieces_of(t, t.encode("\xe2\x82\xac\xe2", false)), (Pieces{"\xe2\x82\xac", "<0xE2>"}));
+  EXPECT_EQ(pieces_of(t, t.encode("\xe2\x82\xac\xe2", false).value()),
+            (Pieces{"\xe2\x82\xac", "<0xE2>"}));
 }
 
 TEST(Tokenizer, ControlAndBytePiecesAreNeverSpelledFromText) {
   Tokenizer t(make_vocab({{"<", -10}, {"s", -10}, {">", -10}, {"<s", -1}}, true));
   // "<s>" is the control token's piece, but text spelling it stays text.
-  EXPECT_EQ(pieces_of(t, t.encode("<s>", false)), (Pieces{"<s", ">"}));
+  EXPECT_EQ(pieces_of(t, t.encode("<s>", false).value()), (Pieces{"<s", ">"}));
 }
 
 TEST(Tokenizer, DecodeDropsLeadingSpaceAfterBos) {
@@ -259,7 +303,7 @@ TEST(Tokenizer, MatchesReferenceBpeOnRandomText) {
       const std::size_t at = text.empty() ? 0 : rng() % text.size();
       text.insert(at, extra[rng() % extra.size()]);
     }
-    EXPECT_EQ(t.encode(text, false), reference_encode(t, text)) << "text: [" << text << "]";
+    EXPECT_EQ(t.encode(text, false).value(), reference_encode(t, text)) << "text: [" << text << "]";
   }
 }
 
@@ -280,7 +324,8 @@ TEST(Tokenizer, MatchesReferenceBpeWithManyTies) {
       std::string text;
       const int length = static_cast<int>(rng() % 40);
       for (int j = 0; j < length; ++j) text += static_cast<char>('a' + rng() % 4);  // 'd': bytes
-      EXPECT_EQ(t.encode(text, false), reference_encode(t, text)) << "text: [" << text << "]";
+      EXPECT_EQ(t.encode(text, false).value(), reference_encode(t, text))
+          << "text: [" << text << "]";
     }
   }
 }
@@ -289,8 +334,8 @@ TEST(Tokenizer, Tok512RoundTripsStories) {
   const Tokenizer t = tok512();
   const std::string text = read_text(kData + "/tinystories_train_head.txt", 20000);
   ASSERT_EQ(text.size(), 20000u);
-  const auto plain = t.encode(text, false);
-  const auto with_bos = t.encode(text, true);
+  const auto plain = t.encode(text, false).value();
+  const auto with_bos = t.encode(text, true).value();
   ASSERT_EQ(with_bos.size(), plain.size() + 1);
   EXPECT_EQ(with_bos.front(), t.bos());
   EXPECT_TRUE(std::equal(plain.begin(), plain.end(), with_bos.begin() + 1));
@@ -324,13 +369,13 @@ TEST(Tokenizer, Tok512RoundTripsOddStrings) {
   };
   for (const auto& text : texts) {
     for (bool bos : {false, true}) {
-      const auto ids = t.encode(text, bos);
+      const auto ids = t.encode(text, bos).value();
       EXPECT_EQ(t.decode(ids), text) << "[" << text << "] bos=" << bos;
       for (int32_t id : ids) EXPECT_NE(id, 0) << "unk in [" << text << "]";
     }
   }
-  EXPECT_TRUE(t.encode("", false).empty());
-  EXPECT_EQ(t.encode("", true), (std::vector<int32_t>{t.bos()}));
+  EXPECT_TRUE(t.encode("", false).value().empty());
+  EXPECT_EQ(t.encode("", true).value(), (std::vector<int32_t>{t.bos()}));
 }
 
 TEST(Tokenizer, LongTextWithoutSpacesIsFast) {
@@ -338,7 +383,7 @@ TEST(Tokenizer, LongTextWithoutSpacesIsFast) {
   const Tokenizer t = tok512();
   std::string text;
   while (text.size() < 200000) text += "thelittlegirlwenttotheparkandsawabigdog";
-  const auto ids = t.encode(text, false);
+  const auto ids = t.encode(text, false).value();
   EXPECT_EQ(t.decode(ids), text);
   EXPECT_LT(ids.size(), text.size() * 3 / 4);  // tok512 merges mostly after "▁"
 }

@@ -1,0 +1,68 @@
+#include "core/engine/memory_budget.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tessera {
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+std::string mib(double bytes) {
+  return std::to_string(static_cast<long long>(std::ceil(bytes / kMiB))) + " MiB";
+}
+
+double bytes_per_token(const MemoryRequest& r) {
+  return static_cast<double>(r.geometry.layers) * 2.0 * static_cast<double>(r.geometry.kv_heads) *
+         r.bytes_per_vector;
+}
+
+// What a token costs, spelled out for the reader.
+std::string per_token_text(const MemoryRequest& r) {
+  return std::to_string(r.geometry.layers) + " layers x 2 (K, V) x " +
+         std::to_string(r.geometry.kv_heads) + " kv heads x " +
+         std::to_string(static_cast<long long>(std::ceil(r.bytes_per_vector))) +
+         " bytes per vector with codec '" + r.codec_name + "'";
+}
+
+std::string fix_text(const MemoryRequest& r, double budget) {
+  const double per_token = bytes_per_token(r);
+  const auto fits = static_cast<long long>(per_token > 0 ? std::floor(budget / per_token) : 0);
+  if (fits < 1) return "no cache.max_tokens fits; use a smaller model or free memory";
+  return "lower cache.max_tokens to " +
+         std::to_string(std::min<long long>(fits, r.max_tokens - 1)) + " or less";
+}
+
+}  // namespace
+
+double kv_cache_bytes(const MemoryRequest& request) {
+  return static_cast<double>(request.max_tokens) * bytes_per_token(request);
+}
+
+double codec_bytes_per_vector(const Compressor& codec, int head_dim) {
+  constexpr int64_t kRun = 1024;
+  return static_cast<double>(codec.encoded_bytes(kRun, head_dim)) / static_cast<double>(kRun);
+}
+
+Status check_memory_budget(const MemoryRequest& request, const AvailableMemory& available) {
+  const double kv = kv_cache_bytes(request);
+  const std::string asks = "cache.max_tokens = " + std::to_string(request.max_tokens) +
+                           " asks for " + mib(kv) +
+                           " of KV cache (per token: " + per_token_text(request) + ")";
+  if (request.cap_bytes > 0 && kv > static_cast<double>(request.cap_bytes))
+    return resource_exhausted(
+        asks + ", more than cache.max_memory_mib = " + mib(static_cast<double>(request.cap_bytes)) +
+        "; " + fix_text(request, static_cast<double>(request.cap_bytes)) +
+        ", or raise cache.max_memory_mib");
+  if (!available.known()) return ok_status();
+  const double weights = static_cast<double>(request.weight_bytes);
+  const double budget = static_cast<double>(available.bytes);
+  if (kv + weights > budget)
+    return resource_exhausted(asks + "; with the model's " + mib(weights) +
+                              " of weights that is more than the " + mib(budget) +
+                              " of memory available (" + available.source + "); " +
+                              fix_text(request, std::max(0.0, budget - weights)));
+  return ok_status();
+}
+
+}  // namespace tessera
