@@ -2,8 +2,9 @@
 # Installs everything tessera needs to build and test, from Debian 12 packages
 # only. Run as root, or as a user with sudo. Eigen, oneDNN and the Vulkan
 # toolchain (headers, lavapipe, glslc) are for the coming CPU fast paths and
-# Vulkan backend; nothing builds against them yet. The CUDA toolkit is optional
-# and never installed here.
+# Vulkan backend; nothing builds against them yet. With --fuzz it also installs
+# clang and libFuzzer for the fuzz targets (scripts/fuzz.sh; CI does). The CUDA
+# toolkit is optional and never installed here.
 set -euo pipefail
 
 packages=(
@@ -14,6 +15,10 @@ packages=(
   libvulkan-dev vulkan-tools mesa-vulkan-drivers glslc glslang-tools spirv-tools
   clang-format
 )
+# The fuzz targets (scripts/fuzz.sh) need clang and libFuzzer: `install-deps.sh --fuzz`.
+if [ "${1:-}" = "--fuzz" ]; then
+  packages+=(clang libfuzzer-14-dev)
+fi
 
 if [ "$(id -u)" -eq 0 ]; then
   as_root=()
