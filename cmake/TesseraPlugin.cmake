@@ -8,11 +8,32 @@
 #
 # Out-of-tree authors get this function from find_package(tessera); there the
 # plugin is always a shared module written to CMAKE_CURRENT_BINARY_DIR.
+
+# The kinds come from the one table in core/plugin/plugin_kinds.h (in the
+# source tree, or in the installed headers next to this file's package).
+if(EXISTS "${CMAKE_CURRENT_LIST_DIR}/../core/plugin/plugin_kinds.h")
+  set(_tessera_kinds_header "${CMAKE_CURRENT_LIST_DIR}/../core/plugin/plugin_kinds.h")
+else()
+  get_filename_component(_tessera_kinds_header
+    "${CMAKE_CURRENT_LIST_DIR}/../../../include/tessera/core/plugin/plugin_kinds.h" ABSOLUTE)
+endif()
+file(STRINGS "${_tessera_kinds_header}" _tessera_kind_lines REGEX "^ *{\"[a-z]+\", +\"")
+set(TESSERA_PLUGIN_KINDS "")
+foreach(line IN LISTS _tessera_kind_lines)
+  string(REGEX REPLACE "^ *{\"([a-z]+)\".*" "\\1" kind "${line}")
+  list(APPEND TESSERA_PLUGIN_KINDS "${kind}")
+endforeach()
+if(NOT TESSERA_PLUGIN_KINDS)
+  message(FATAL_ERROR "tessera: no plugin kinds found in ${_tessera_kinds_header}")
+endif()
+
 function(tessera_add_plugin id)
   cmake_parse_arguments(ARG "" "" "SOURCES;LIBRARIES" ${ARGN})
-  if(NOT id MATCHES "^(backend|compressor|cache|proposer|verifier|scheduler)_[a-z0-9_]+$")
+  string(REPLACE ";" "|" kinds_regex "${TESSERA_PLUGIN_KINDS}")
+  if(NOT id MATCHES "^(${kinds_regex})_[a-z0-9_]+$")
+    string(REPLACE ";" ", " kinds_text "${TESSERA_PLUGIN_KINDS}")
     message(FATAL_ERROR "tessera_add_plugin: '${id}' is not <kind>_<name> with kind one of "
-                        "backend, compressor, cache, proposer, verifier, scheduler")
+                        "${kinds_text}")
   endif()
   set(target tessera_${id})
   if(TARGET tessera_core)

@@ -1,6 +1,7 @@
-// The ELF check run on every libtessera_*.so before dlopen: any bytes must get
-// an answer, and an accepted image must keep its promise that every header
-// and segment lies inside the file (checked again here, independently).
+// The ELF check run on every libtessera_*.so before dlopen, and the section
+// lookup that finds its ABI stamp: any bytes must get an answer, and an
+// accepted image must keep its promise that every header and segment lies
+// inside the file (checked again here, independently).
 #include <elf.h>
 
 #include <cstddef>
@@ -11,8 +12,11 @@
 #include "core/plugin/elf_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
-  if (!tessera::check_elf_shared_object(std::span<const uint8_t>(data, size), "fuzz.so").ok())
-    return 0;
+  const std::span<const uint8_t> image(data, size);
+  if (!tessera::check_elf_shared_object(image, "fuzz.so").ok()) return 0;
+  if (auto stamp = tessera::find_elf_section(image, ".tessera_abi", "fuzz.so"); stamp.ok()) {
+    if (stamp->data() < data || stamp->data() + stamp->size() > data + size) __builtin_trap();
+  }
   Elf64_Ehdr header;
   if (size < sizeof header) __builtin_trap();
   std::memcpy(&header, data, sizeof header);

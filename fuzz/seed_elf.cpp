@@ -1,5 +1,18 @@
-// A tiny shared library: the plugin_elf target's seed, a real ELF shared
-// object as this toolchain links it.
-extern "C" int tessera_fuzz_seed_symbol() {
-  return 42;
-}
+// The plugin_elf target's seed: a real plugin, ABI stamp included, as this
+// toolchain links it.
+#include "core/plugin/sdk.h"
+
+namespace {
+
+class SeedProposer final : public tessera::Proposer {
+ public:
+  explicit SeedProposer(const tessera::OptionValues&) {}
+  tessera::Status propose(tessera::DecodeContext&, tessera::Draft&) override {
+    return tessera::ok_status();
+  }
+};
+
+}  // namespace
+
+TESSERA_PLUGIN(proposer, "fuzzseed", "0.0.1", "the plugin_elf fuzz seed", tessera::sdk::kNoOptions,
+               SeedProposer)

@@ -9,7 +9,7 @@
 #include <memory>
 #include <span>
 
-#include "core/codec/compressor.h"
+#include "core/compressor/compressor.h"
 #include "core/plugin/plugin_object.h"
 #include "core/status/status.h"
 #include "core/tensor/tensor.h"

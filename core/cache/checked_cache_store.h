@@ -20,7 +20,7 @@
 #include <unordered_map>
 
 #include "core/cache/cache_store.h"
-#include "core/codec/compressor.h"
+#include "core/compressor/compressor.h"
 #include "core/status/status.h"
 #include "core/tensor/tensor.h"
 

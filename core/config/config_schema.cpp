@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/plugin/plugin_kinds.h"
 #include "core/util/strings.h"
 
 namespace tessera {
@@ -141,15 +142,6 @@ constexpr ConfigKey kCoreKeys[] = {
 constexpr std::array<std::string_view, 8> kSections = {
     "model", "backend", "cache", "cache.codec", "decode", "sampling", "scheduler", "plugins"};
 
-struct KindSection {
-  std::string_view kind;
-  std::string_view section;
-};
-constexpr KindSection kKindSections[] = {
-    {"backend", "backend"}, {"cache", "cache"},     {"compressor", "cache.codec"},
-    {"proposer", "decode"}, {"verifier", "decode"}, {"scheduler", "scheduler"},
-};
-
 constexpr double kUnbounded = 1e300;  // OptionSpec's "no limit"
 
 // Shortest text that reads back as `x`; integers without a fraction.
@@ -191,15 +183,14 @@ bool is_config_section(std::string_view section) {
 }
 
 bool is_plugin_section(std::string_view section) {
-  for (const auto& ks : kKindSections)
-    if (ks.section == section) return true;
+  for (const PluginKind& kind : kPluginKinds)
+    if (kind.section == section) return true;
   return false;
 }
 
 std::string_view config_section_for_kind(std::string_view kind) {
-  for (const auto& ks : kKindSections)
-    if (ks.kind == kind) return ks.section;
-  return {};
+  const PluginKind* found = find_plugin_kind(kind);
+  return found ? found->section : std::string_view{};
 }
 
 std::string allowed_values_text(const OptionSpec& spec, bool min_exclusive) {

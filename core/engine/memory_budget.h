@@ -10,7 +10,7 @@
 #include <string>
 
 #include "core/cache/cache_store.h"
-#include "core/codec/compressor.h"
+#include "core/compressor/compressor.h"
 #include "core/status/status.h"
 #include "core/util/system_memory.h"
 

@@ -1,27 +1,28 @@
-// The plugin ABI: the one symbol each plugin library exports. The core reads
-// the stable prefix (abi_major, abi_minor, struct_size, build_fingerprint)
-// before it touches anything else in the library; see docs/plugins.md.
-//
-// Rules (also in docs/plugins.md):
-//  - The stable prefix never changes.
-//  - New fields are appended; each append bumps TESSERA_ABI_MINOR.
-//  - Removing or reordering anything bumps TESSERA_ABI_MAJOR.
-//  - The core loads a plugin when the majors are equal and the plugin's minor
-//    is at most the core's, and the standard-library part of the fingerprints
-//    match (C++ objects cross the boundary).
+// The plugin ABI. A shared plugin carries two things:
+//  - an ABI stamp, plain bytes in its own ELF section (.tessera_abi), which
+//    the registry reads from the file before the library is loaded: ABI
+//    version, standard library, and the hash of the SDK headers it was
+//    compiled against. A mismatch is refused without running any plugin code,
+//    not even its static constructors;
+//  - the descriptor, the one exported symbol, read after loading: the
+//    manifest and the create function.
+// docs/plugins.md says exactly what is checked and what is not.
 #pragma once
 
 #include <cstdint>
 
 #include "core/plugin/options.h"
 #include "core/plugin/plugin_object.h"
+#include "core/plugin/sdk_hash.h"
 #include "core/status/status.h"
 
+// 2.0: the batch, attention and cache contracts (docs/architecture.md); the
+// ABI stamp and the SDK hash.
 #ifndef TESSERA_ABI_MAJOR
-#define TESSERA_ABI_MAJOR 1
+#define TESSERA_ABI_MAJOR 2
 #endif
 #ifndef TESSERA_ABI_MINOR
-#define TESSERA_ABI_MINOR 1
+#define TESSERA_ABI_MINOR 0
 #endif
 
 #define TESSERA_STRINGIFY_INNER(x) #x
@@ -52,8 +53,21 @@
 
 // The exported symbol's name in a shared plugin.
 #define TESSERA_PLUGIN_SYMBOL tessera_plugin_descriptor
+// The ELF section that holds a shared plugin's TesseraAbiStamp.
+#define TESSERA_ABI_SECTION ".tessera_abi"
+#define TESSERA_ABI_MAGIC "TSRA-ABI"
 
 extern "C" {
+
+// Plain bytes, no pointers: readable from the file without loading it. Every
+// string is NUL-terminated within its array.
+struct TesseraAbiStamp {
+  char magic[8];  // TESSERA_ABI_MAGIC without its NUL
+  uint32_t abi_major;
+  uint32_t abi_minor;
+  char fingerprint[64];  // TESSERA_BUILD_FINGERPRINT
+  char sdk_hash[72];     // TESSERA_SDK_HASH: SHA-256 of the core headers, hex
+};
 
 struct TesseraPluginDescriptor {
   // Stable prefix (every ABI version).
@@ -61,8 +75,9 @@ struct TesseraPluginDescriptor {
   uint32_t abi_minor;
   uint32_t struct_size;  // sizeof(TesseraPluginDescriptor) as the plugin saw it
   const char* build_fingerprint;
+  const char* sdk_hash;  // TESSERA_SDK_HASH (embedded plugins are checked through this)
 
-  // Since 1.0. The manifest.
+  // The manifest (since 1.0).
   const char* kind;  // backend | compressor | cache | proposer | verifier | scheduler
   const char* name;  // the name used in TOML, e.g. "cpu"
   const char* version;

@@ -105,6 +105,46 @@ Status check_elf_shared_object(std::span<const uint8_t> image, const std::string
   return ok_status();
 }
 
+Result<std::span<const uint8_t>> find_elf_section(std::span<const uint8_t> image,
+                                                  std::string_view name, const std::string& path) {
+  const uint64_t size = image.size();
+  const auto damaged = [&](const std::string& why) {
+    return failed_precondition("plugin " + path + " has a damaged section table: " + why +
+                               "; rebuild or reinstall the plugin");
+  };
+  Elf64_Ehdr header;
+  if (size < sizeof header) return damaged("no ELF header");
+  std::memcpy(&header, image.data(), sizeof header);
+  if (header.e_shoff == 0 || header.e_shnum == 0)
+    return not_found("plugin " + path + " has no section table");
+  if (header.e_shentsize != sizeof(Elf64_Shdr) ||
+      !table_fits(header.e_shoff, header.e_shnum, sizeof(Elf64_Shdr), size))
+    return damaged("the section headers end past the file");
+  const auto section = [&](uint64_t index) {
+    Elf64_Shdr s;
+    std::memcpy(&s, image.data() + header.e_shoff + index * sizeof(Elf64_Shdr), sizeof s);
+    return s;
+  };
+  if (header.e_shstrndx >= header.e_shnum) return damaged("the section-name index is out of range");
+  const Elf64_Shdr names = section(header.e_shstrndx);
+  if (names.sh_type != SHT_STRTAB || !fits(names.sh_offset, names.sh_size, size))
+    return damaged("the section names are not a string table inside the file");
+  const auto* strings = reinterpret_cast<const char*>(image.data() + names.sh_offset);
+  for (uint64_t i = 0; i < header.e_shnum; ++i) {
+    const Elf64_Shdr s = section(i);
+    if (s.sh_name >= names.sh_size) continue;
+    // The name must end inside the string table.
+    const std::size_t max_length = static_cast<std::size_t>(names.sh_size - s.sh_name);
+    const std::string_view found(strings + s.sh_name, strnlen(strings + s.sh_name, max_length));
+    if (found.size() == max_length || found != name) continue;
+    if (s.sh_type == SHT_NOBITS || !fits(s.sh_offset, s.sh_size, size))
+      return damaged("section " + std::string(name) + " lies outside the file");
+    return image.subspan(static_cast<std::size_t>(s.sh_offset),
+                         static_cast<std::size_t>(s.sh_size));
+  }
+  return not_found("plugin " + path + " has no " + std::string(name) + " section");
+}
+
 Status check_elf_file(const std::string& path) {
   auto file = MappedFile::open(path);
   if (!file.ok()) return failed_precondition("plugin " + file.status().message());

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "core/status/status.h"
 
@@ -22,5 +23,11 @@ Status check_elf_shared_object(std::span<const uint8_t> image, const std::string
 
 // Maps `path` (a regular file, opened without blocking) and checks it as above.
 Status check_elf_file(const std::string& path);
+
+// The bytes of the section called `name` in an image that passed
+// check_elf_shared_object: NotFound when there is none, FailedPrecondition
+// when the section table or its names do not hold together.
+Result<std::span<const uint8_t>> find_elf_section(std::span<const uint8_t> image,
+                                                  std::string_view name, const std::string& path);
 
 }  // namespace tessera

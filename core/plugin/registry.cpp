@@ -8,7 +8,8 @@
 #include <filesystem>
 #include <mutex>
 
-#include "core/plugin/elf_check.h"
+#include "core/plugin/abi_check.h"
+#include "core/plugin/plugin_kinds.h"
 #include "core/util/path_list.h"
 #include "core/util/strings.h"
 #include "core/util/suggest.h"
@@ -30,14 +31,6 @@ std::mutex& loaded_libraries_mutex() {
   return m;
 }
 
-std::string_view stdlib_part(std::string_view fingerprint) {
-  return fingerprint.substr(0, fingerprint.find(';'));
-}
-
-std::string abi_string(uint32_t major, uint32_t minor) {
-  return std::to_string(major) + "." + std::to_string(minor);
-}
-
 bool is_plugin_file_name(const std::string& name) {
   return name.rfind("libtessera_", 0) == 0 && name.size() > 3 &&
          name.compare(name.size() - 3, 3, ".so") == 0 && name.rfind("libtessera_core", 0) != 0;
@@ -45,47 +38,10 @@ bool is_plugin_file_name(const std::string& name) {
 
 }  // namespace
 
-std::span<const std::string_view> plugin_kinds() {
-  static constexpr std::array<std::string_view, 6> kKinds = {"backend",  "compressor", "cache",
-                                                             "proposer", "verifier",   "scheduler"};
-  return kKinds;
-}
-
-Status check_plugin_descriptor(const TesseraPluginDescriptor& d, std::string_view origin) {
-  const std::string file(origin);
-  const std::string fix =
-      "; rebuild the plugin against this tessera's SDK (find_package(tessera) from the "
-      "installation you run) or remove it from the plugin search path";
-  if (d.abi_major != TESSERA_ABI_MAJOR || d.abi_minor > TESSERA_ABI_MINOR) {
-    return failed_precondition("plugin " + file + " was built for tessera plugin ABI " +
-                               abi_string(d.abi_major, d.abi_minor) +
-                               ", but this tessera has ABI " +
-                               abi_string(TESSERA_ABI_MAJOR, TESSERA_ABI_MINOR) +
-                               " (a plugin needs the same major and a minor no newer)" + fix);
-  }
-  if (d.struct_size < offsetof(TesseraPluginDescriptor, create) + sizeof(d.create)) {
-    return failed_precondition("plugin " + file + " declares a descriptor of " +
-                               std::to_string(d.struct_size) + " bytes, too small for ABI " +
-                               abi_string(d.abi_major, d.abi_minor) + fix);
-  }
-  const std::string_view theirs = d.build_fingerprint ? d.build_fingerprint : "";
-  const std::string_view ours = TESSERA_BUILD_FINGERPRINT;
-  if (stdlib_part(theirs) != stdlib_part(ours)) {
-    return failed_precondition("plugin " + file + " was built with " + std::string(theirs) +
-                               ", but this tessera was built with " + std::string(ours) +
-                               "; C++ objects cross the plugin boundary, so the C++ standard "
-                               "library must match" +
-                               fix);
-  }
-  const auto kinds = plugin_kinds();
-  if (!d.kind || std::find(kinds.begin(), kinds.end(), std::string_view(d.kind)) == kinds.end()) {
-    return failed_precondition("plugin " + file + " declares unknown kind '" +
-                               std::string(d.kind ? d.kind : "(null)") + "'");
-  }
-  if (!d.name || !*d.name || !d.create) {
-    return failed_precondition("plugin " + file + " has an empty name or no create function");
-  }
-  return ok_status();
+std::vector<std::string_view> plugin_kinds() {
+  std::vector<std::string_view> names;
+  for (const PluginKind& kind : kPluginKinds) names.push_back(kind.name);
+  return names;
 }
 
 std::vector<std::string> plugin_search_path(const std::vector<std::string>& extra) {
@@ -131,8 +87,9 @@ Status PluginRegistry::add(const TesseraPluginDescriptor* d, std::string file) {
 }
 
 Result<const PluginRecord*> PluginRegistry::load_file(const std::string& path) {
-  // The loader trusts the headers: a truncated file would kill the process.
-  RETURN_IF_ERROR(check_elf_file(path));
+  // Before dlopen: the loader trusts the headers (a truncated file would kill
+  // the process), and a plugin built for another ABI must not run any code.
+  RETURN_IF_ERROR(check_plugin_file(path));
   boost::dll::shared_library library;
   boost::system::error_code ec;
   library.load(path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, ec);
@@ -198,6 +155,14 @@ Result<const PluginRecord*> PluginRegistry::find(std::string_view kind,
   message += "; searched: " + (searched_.empty() ? std::string("(nothing)") : join(searched_));
   message += " (add a directory with [plugins] search_path or TESSERA_PLUGIN_PATH)";
   return not_found(message);
+}
+
+Status wrong_object_kind(const PluginRecord& record) {
+  const PluginKind* kind = find_plugin_kind(record.kind());
+  return failed_precondition("plugin " + record.file + " declares kind '" + record.kind() +
+                             "', but the object its create() made is not a " +
+                             std::string(kind ? kind->interface : "known interface") +
+                             "; fix the class given to TESSERA_PLUGIN(...)");
 }
 
 Result<std::unique_ptr<PluginObject>> PluginRegistry::create(const PluginRecord& record,

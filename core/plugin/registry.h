@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/plugin/abi.h"
+#include "core/plugin/abi_check.h"
 #include "core/plugin/options.h"
 #include "core/plugin/plugin_object.h"
 #include "core/status/status.h"
@@ -33,12 +34,8 @@ struct RejectedPlugin {
   Status reason;
 };
 
-// Checks the stable prefix of a descriptor against this core. `origin` names
-// the file (or "(built in)") in the message.
-Status check_plugin_descriptor(const TesseraPluginDescriptor& descriptor, std::string_view origin);
-
-// The kinds a plugin may declare, in display order.
-std::span<const std::string_view> plugin_kinds();
+// The kinds a plugin may declare, in display order (core/plugin/plugin_kinds.h).
+std::vector<std::string_view> plugin_kinds();
 
 // The default directories, in order: `extra` (from [plugins] search_path), then
 // TESSERA_PLUGIN_PATH (':'-separated), then next to the executable
@@ -78,13 +75,20 @@ class PluginRegistry {
   std::vector<std::string> searched_;
 };
 
-// Creates and casts in one go: the kind decides the interface type.
+// The error for an object that is not of its declared kind's interface.
+Status wrong_object_kind(const PluginRecord& record);
+
+// Creates an object and checks it is an `Interface` (the kind's class), so a
+// plugin whose create() makes something else is refused, not cast blindly.
 template <typename Interface>
 Result<std::unique_ptr<Interface>> create_plugin(const PluginRegistry& registry,
                                                  const PluginRecord& record,
                                                  const OptionValues& options) {
   ASSIGN_OR_RETURN(std::unique_ptr<PluginObject> object, registry.create(record, options));
-  return std::unique_ptr<Interface>(static_cast<Interface*>(object.release()));
+  auto* typed = dynamic_cast<Interface*>(object.get());
+  if (typed == nullptr) return wrong_object_kind(record);
+  object.release();
+  return std::unique_ptr<Interface>(typed);
 }
 
 }  // namespace tessera

@@ -17,10 +17,11 @@
 #include <cstddef>
 #include <exception>
 #include <span>
+#include <type_traits>
 
 #include "core/backend/backend.h"
 #include "core/cache/cache_store.h"
-#include "core/codec/compressor.h"
+#include "core/compressor/compressor.h"
 #include "core/decode/proposer.h"
 #include "core/decode/verifier.h"
 #include "core/plugin/abi.h"
@@ -36,10 +37,21 @@ constexpr uint32_t option_count(const OptionSpec (&options)[N]) {
   return &options[0] == &kNoOptions[0] ? 0 : static_cast<uint32_t>(N);
 }
 
-template <typename T>
+// The interface each kind's class must derive from (checked at compile time
+// here, and again by the core on the object create() returns).
+using backend_interface = Backend;
+using compressor_interface = Compressor;
+using cache_interface = CacheStore;
+using proposer_interface = Proposer;
+using verifier_interface = Verifier;
+using scheduler_interface = Scheduler;
+
+template <typename T, typename Interface>
 PluginObject* create(const OptionValues* options, Status* status) noexcept {
+  static_assert(std::is_base_of_v<Interface, T>,
+                "TESSERA_PLUGIN: the class does not implement the interface of the declared kind");
   try {
-    return new T(*options);
+    return static_cast<Interface*>(new T(*options));
   } catch (const std::exception& e) {
     *status = internal_error(std::string("plugin constructor threw: ") + e.what());
   } catch (...) {
@@ -53,9 +65,10 @@ PluginObject* create(const OptionValues* options, Status* status) noexcept {
 #define TESSERA_PLUGIN_DESCRIPTOR_INIT(KIND, NAME, VERSION, DESCRIPTION, OPTIONS, CLASS) \
   {                                                                                      \
     TESSERA_ABI_MAJOR, TESSERA_ABI_MINOR, sizeof(TesseraPluginDescriptor),               \
-        TESSERA_BUILD_FINGERPRINT, #KIND, NAME, VERSION, DESCRIPTION,                    \
+        TESSERA_BUILD_FINGERPRINT, TESSERA_SDK_HASH, #KIND, NAME, VERSION, DESCRIPTION,  \
         ::tessera::sdk::option_count(OPTIONS) ? OPTIONS : nullptr,                       \
-        ::tessera::sdk::option_count(OPTIONS), &::tessera::sdk::create<CLASS>            \
+        ::tessera::sdk::option_count(OPTIONS),                                           \
+        &::tessera::sdk::create<CLASS, ::tessera::sdk::KIND##_interface>                 \
   }
 
 // A shared plugin exports `tessera_plugin_descriptor`; a plugin linked into the
@@ -66,8 +79,13 @@ PluginObject* create(const OptionValues* options, Status* status) noexcept {
   extern "C" const TesseraPluginDescriptor TESSERA_STATIC_PLUGIN_SYMBOL = \
       TESSERA_PLUGIN_DESCRIPTOR_INIT(KIND, NAME, VERSION, DESCRIPTION, OPTIONS, CLASS);
 #else
-#define TESSERA_PLUGIN(KIND, NAME, VERSION, DESCRIPTION, OPTIONS, CLASS) \
-  extern "C" __attribute__((visibility("default")))                      \
-  const TesseraPluginDescriptor TESSERA_PLUGIN_SYMBOL =                  \
+#define TESSERA_PLUGIN(KIND, NAME, VERSION, DESCRIPTION, OPTIONS, CLASS)                           \
+  extern "C" __attribute__((section(TESSERA_ABI_SECTION), used))                                   \
+  const TesseraAbiStamp tessera_plugin_abi_stamp = {                                               \
+      TESSERA_ABI_MAGIC[0], TESSERA_ABI_MAGIC[1], TESSERA_ABI_MAGIC[2],      TESSERA_ABI_MAGIC[3], \
+      TESSERA_ABI_MAGIC[4], TESSERA_ABI_MAGIC[5], TESSERA_ABI_MAGIC[6],      TESSERA_ABI_MAGIC[7], \
+      TESSERA_ABI_MAJOR,    TESSERA_ABI_MINOR,    TESSERA_BUILD_FINGERPRINT, TESSERA_SDK_HASH};    \
+  extern "C" __attribute__((visibility("default")))                                                \
+  const TesseraPluginDescriptor TESSERA_PLUGIN_SYMBOL =                                            \
       TESSERA_PLUGIN_DESCRIPTOR_INIT(KIND, NAME, VERSION, DESCRIPTION, OPTIONS, CLASS);
 #endif

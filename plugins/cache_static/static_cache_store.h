@@ -30,7 +30,7 @@
 #include <unordered_map>
 
 #include "core/cache/cache_store.h"
-#include "core/codec/compressor.h"
+#include "core/compressor/compressor.h"
 #include "core/plugin/options.h"
 
 namespace tessera {

@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/codec/compressor.h"
+#include "core/compressor/compressor.h"
 #include "core/plugin/options.h"
 
 namespace tessera {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/cache/cache_store.h"
-#include "core/codec/compressor.h"
+#include "core/compressor/compressor.h"
 #include "core/tensor/dtype.h"
 #include "core/tensor/tensor.h"
 

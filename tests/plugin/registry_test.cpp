@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "core/plugin/builtin_plugins.h"
 #include "core/plugin/sdk.h"
 
@@ -64,6 +66,43 @@ TEST(Registry, RefusesAPluginBuiltForAnotherAbi) {
   EXPECT_THAT(found.status().message(), HasSubstr("was found but refused"));
 }
 
+std::string test_plugin_dir(const std::string& name) {
+  return std::string(TESSERA_BINARY_DIR) + "/test_plugins/" + name;
+}
+
+// Compiled against other SDK headers: refused from the file's ABI stamp,
+// before the library is loaded, so not even its static constructor runs.
+TEST(Registry, RefusesAPluginCompiledAgainstOtherSdkHeadersWithoutRunningIt) {
+  ::unsetenv("TESSERA_TEST_REFUSED_PLUGIN_RAN");
+  const auto registry =
+      scanned_registry({test_plugin_dir("wrong_sdk"), test_plugin_dir("wrong_abi")});
+  ASSERT_EQ(registry.rejected().size(), 2u);
+  EXPECT_THAT(registry.rejected()[0].reason.message(),
+              HasSubstr("was compiled against other tessera SDK headers (hash 00000000dead..."));
+  EXPECT_EQ(::getenv("TESSERA_TEST_REFUSED_PLUGIN_RAN"), nullptr)
+      << "a refused plugin's static constructor ran: it was loaded before it was checked";
+}
+
+TEST(Registry, RefusesALibraryWithoutAnAbiStamp) {
+  const auto registry = scanned_registry({test_plugin_dir("no_stamp")});
+  ASSERT_EQ(registry.rejected().size(), 1u);
+  EXPECT_THAT(registry.rejected()[0].reason.message(),
+              HasSubstr("carries no tessera ABI stamp (section .tessera_abi)"));
+}
+
+// A plugin whose create() makes an object of another kind is caught when the
+// object is made, not used through the wrong interface.
+TEST(Registry, RefusesAnObjectThatIsNotOfItsDeclaredKind) {
+  const auto registry = scanned_registry({test_plugin_dir("wrong_kind")});
+  auto record = registry.find("cache", "wrongkind");
+  ASSERT_TRUE(record.ok()) << record.status().to_string();
+  auto store = create_plugin<CacheStore>(registry, **record, OptionValues());
+  ASSERT_FALSE(store.ok());
+  EXPECT_THAT(store.status().message(),
+              HasSubstr("declares kind 'cache', but the object its create() made is not a "
+                        "CacheStore"));
+}
+
 TesseraPluginDescriptor valid_descriptor() {
   static const OptionSpec kOptions[] = {{"x", OptionType::kInt, "1", "an option", 0, 10}};
   TesseraPluginDescriptor d{};
@@ -71,6 +110,7 @@ TesseraPluginDescriptor valid_descriptor() {
   d.abi_minor = TESSERA_ABI_MINOR;
   d.struct_size = sizeof(TesseraPluginDescriptor);
   d.build_fingerprint = TESSERA_BUILD_FINGERPRINT;
+  d.sdk_hash = TESSERA_SDK_HASH;
   d.kind = "compressor";
   d.name = "test";
   d.version = "0";
@@ -99,6 +139,11 @@ TEST(Registry, DescriptorChecks) {
   other_stdlib.build_fingerprint = "libc++17;clang-17";
   EXPECT_THAT(check_plugin_descriptor(other_stdlib, "x.so").message(),
               HasSubstr("standard library must match"));
+
+  auto other_headers = valid_descriptor();
+  other_headers.sdk_hash = "0123456789abcdef";
+  EXPECT_THAT(check_plugin_descriptor(other_headers, "x.so").message(),
+              HasSubstr("compiled against other tessera SDK headers (hash 0123456789ab..."));
 
   auto bad_kind = valid_descriptor();
   bad_kind.kind = "codec";
