@@ -21,9 +21,10 @@ int run_perplexity(int argc, char** argv) {
       "config,c", po::value<std::string>()->required(), "TOML config file")(
       "text,t", po::value<std::string>()->required(), "UTF-8 text file to score")(
       "max-tokens,n", po::value<int64_t>(),
-      "score only the first N tokens of the text (default: as many as the cache holds)")(
-      "set,s", po::value<std::vector<std::string>>()->composing(),
-      "override a config key (repeatable)");
+      "score only the first N tokens of the text (default: as many as the cache holds, or the "
+      "whole text with a store that evicts)")("set,s",
+                                              po::value<std::vector<std::string>>()->composing(),
+                                              "override a config key (repeatable)");
   po::variables_map values;
   int exit_code = 0;
   if (!parse_arguments(argc, argv, options, {},
@@ -63,7 +64,7 @@ token, ppl = exp(nll)).
       return kExitUsage;
     }
     wanted = std::min(wanted, n);
-  } else {
+  } else if (!(*engine)->cache().policy().evicts) {
     wanted = std::min(wanted, (*engine)->max_tokens());
   }
   if (wanted < 1)

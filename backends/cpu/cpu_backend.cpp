@@ -1,5 +1,6 @@
 #include "backends/cpu/cpu_backend.h"
 
+#include <algorithm>
 #include <new>
 #include <string>
 
@@ -10,6 +11,8 @@ namespace {
 
 constexpr std::size_t kAlignment = 64;  // a cache line; enough for any SIMD load
 constexpr int kMaxThreads = 1024;
+// Past this many positions RoPE angles are computed when needed, not tabled.
+constexpr int64_t kRopeTablePositions = 1 << 16;
 
 class HostBuffer final : public Buffer {
  public:
@@ -38,6 +41,9 @@ Status CpuBackend::init(const BackendOptions& options) {
   }
   pool_.reset();  // join the old workers before starting new ones
   pool_ = std::make_unique<cpu::ThreadPool>(options.threads);
+  // Cached RoPE angles for the first positions (keys rotated at read time).
+  rope_positions_ =
+      std::min<int64_t>(options.max_context > 0 ? options.max_context : 4096, kRopeTablePositions);
   // Attention scores for the longest context, so decoding never grows scratch.
   if (options.max_context > 0 &&
       !pool_->reserve_scratch(static_cast<std::size_t>(options.max_context)))
@@ -100,10 +106,14 @@ void CpuBackend::add(const Tensor& a, const Tensor& b, const Tensor& out) {
   cpu::add(a, b, out, pool_.get());
 }
 
-void CpuBackend::attention(const Tensor& q, const Tensor& cache_k, const Tensor& cache_v,
-                           const Tensor& batch_k, const Tensor& batch_v, BatchVisibility visibility,
-                           const Tensor& out) {
-  cpu::attention(q, cache_k, cache_v, batch_k, batch_v, visibility, out, pool_.get());
+void CpuBackend::attention(const AttentionParams& params) {
+  // Keys read before RoPE, and sinks moved under reassign, rotate at read
+  // time; the table is built once (the first such call) for this model.
+  if (params.stored_keys == StoredKeys::kBeforeRope || params.rule.reassign) {
+    if (!rope_.prepare(params.q.dim(2), params.rope_theta, rope_positions_))
+      rope_positions_ = 0;  // no memory for the table: every angle is computed
+  }
+  cpu::attention(params, rope_, pool_.get());
 }
 
 }  // namespace tessera

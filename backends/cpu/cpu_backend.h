@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "backends/cpu/rope_table.h"
 #include "backends/cpu/thread_pool.h"
 #include "core/backend/backend.h"
 #include "core/plugin/options.h"
@@ -31,15 +32,15 @@ class CpuBackend final : public Backend {
   void rope(const Tensor& x, std::span<const int32_t> positions, float theta) override;
   void swiglu(const Tensor& gate, const Tensor& up, const Tensor& out) override;
   void add(const Tensor& a, const Tensor& b, const Tensor& out) override;
-  void attention(const Tensor& q, const Tensor& cache_k, const Tensor& cache_v,
-                 const Tensor& batch_k, const Tensor& batch_v, BatchVisibility visibility,
-                 const Tensor& out) override;
+  void attention(const AttentionParams& params) override;
 
   // The pool, for callers that run kernels directly; null before init().
   cpu::ThreadPool* pool() const { return pool_.get(); }
 
  private:
   std::unique_ptr<cpu::ThreadPool> pool_;
+  cpu::RopeTable rope_;
+  int64_t rope_positions_ = 0;
 };
 
 }  // namespace tessera

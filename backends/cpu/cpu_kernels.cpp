@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "backends/cpu/f16.h"
+#include "backends/cpu/rope_table.h"
 #include "core/status/status.h"
 
 // Shape checks cost nothing in release builds; callers validate user input.
@@ -161,21 +162,12 @@ void rope(const Tensor& x, std::span<const int32_t> positions, float theta, Thre
       [&](int64_t begin, int64_t end, int) {
         for (int64_t t = begin; t < end; ++t) {
           float* xt = x.f32() + t * x.stride[0];
-          const float pos = static_cast<float>(positions[static_cast<std::size_t>(t)]);
+          const int64_t pos = positions[static_cast<std::size_t>(t)];
           for (int64_t i = 0; i < head_dim; i += 2) {
-            // As llama2.c: freq = theta^(-i/head_dim) for the pair starting at even i.
-            const float freq =
-                1.0f / std::pow(theta, static_cast<float>(i) / static_cast<float>(head_dim));
-            const float angle = pos * freq;
-            const float c = std::cos(angle);
-            const float s = std::sin(angle);
-            for (int64_t h = 0; h < heads; ++h) {
-              float* v = xt + h * x.stride[1] + i;
-              const float v0 = v[0];
-              const float v1 = v[1];
-              v[0] = v0 * c - v1 * s;
-              v[1] = v0 * s + v1 * c;
-            }
+            float c = 0;
+            float s = 0;
+            rope_cos_sin(pos, i, head_dim, theta, c, s);
+            for (int64_t h = 0; h < heads; ++h) rope_rotate_pair(xt + h * x.stride[1] + i, c, s);
           }
         }
       },
@@ -219,90 +211,130 @@ void add(const Tensor& a, const Tensor& b, const Tensor& out, ThreadPool* pool) 
       min_chunk_for(1, 65536));
 }
 
-void attention(const Tensor& q, const Tensor& cache_k, const Tensor& cache_v, const Tensor& batch_k,
-               const Tensor& batch_v, BatchVisibility visibility, const Tensor& out,
-               ThreadPool* pool) {
-  const int64_t n = q.dim(0);
-  const int64_t heads = q.dim(1);
-  const int64_t head_dim = q.dim(2);
-  const int64_t kv_heads = batch_k.dim(1);
-  // An empty cache may come as a default (rank 0) view.
-  const int64_t cached = cache_k.rank == 3 ? cache_k.dim(1) : 0;
+void attention(const AttentionParams& a, const RopeTable& rope, ThreadPool* pool) {
+  const int64_t n = a.q.dim(0);
+  const int64_t heads = a.q.dim(1);
+  const int64_t head_dim = a.q.dim(2);
+  const int64_t kv_heads = a.batch_k.dim(1);
   TESSERA_DCHECK(pool != nullptr, "attention: no thread pool");
-  TESSERA_DCHECK(q.rank == 3 && out.rank == 3 && batch_k.rank == 3 && batch_v.rank == 3,
+  TESSERA_DCHECK(a.q.rank == 3 && a.out.rank == 3 && a.batch_k.rank == 3 && a.batch_v.rank == 3,
                  "attention: q, out, batch_k, batch_v are 3-D");
   TESSERA_DCHECK(kv_heads > 0 && heads % kv_heads == 0, "attention: heads % kv_heads != 0");
-  TESSERA_DCHECK(out.dim(0) == n && out.dim(1) == heads && out.dim(2) == head_dim,
+  TESSERA_DCHECK(a.out.dim(0) == n && a.out.dim(1) == heads && a.out.dim(2) == head_dim,
                  "attention: out is [n, heads, head_dim]");
-  TESSERA_DCHECK(batch_k.dim(0) == n && batch_k.dim(2) == head_dim && batch_v.dim(0) == n &&
-                     batch_v.dim(1) == kv_heads && batch_v.dim(2) == head_dim,
+  TESSERA_DCHECK(a.batch_k.dim(0) == n && a.batch_k.dim(2) == head_dim && a.batch_v.dim(0) == n &&
+                     a.batch_v.dim(1) == kv_heads && a.batch_v.dim(2) == head_dim,
                  "attention: batch K/V are [n, kv_heads, head_dim]");
-  TESSERA_DCHECK(cached == 0 || (cache_k.dim(0) == kv_heads && cache_k.dim(2) == head_dim &&
-                                 cache_v.rank == 3 && cache_v.dim(0) == kv_heads &&
-                                 cache_v.dim(1) == cached && cache_v.dim(2) == head_dim),
-                 "attention: cache K/V are [kv_heads, cached, head_dim]");
-  TESSERA_DCHECK(inner_contiguous(q) && inner_contiguous(out) && inner_contiguous(batch_k) &&
-                     inner_contiguous(batch_v) && inner_contiguous(cache_k) &&
-                     inner_contiguous(cache_v),
+  TESSERA_DCHECK(
+      static_cast<int64_t>(a.positions.size()) == n && static_cast<int64_t>(a.view_of.size()) == n,
+      "attention: one position and one view per token");
+  TESSERA_DCHECK(inner_contiguous(a.q) && inner_contiguous(a.out) && inner_contiguous(a.batch_k) &&
+                     inner_contiguous(a.batch_v),
                  "attention: inner stride");
 
+  int64_t most_stored = 0;
+  for (const KVView& view : a.views) most_stored = std::max(most_stored, view.entries());
   const int64_t group = heads / kv_heads;
-  const bool causal = visibility == BatchVisibility::kCausal;
   const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
-  // Scores of one (token, head): cached + n floats per thread.
-  reserve_or_die(*pool, static_cast<std::size_t>(cached + n));
+  const bool rotate_stored = a.stored_keys == StoredKeys::kBeforeRope;
+  // Per thread: scores [visible, group], a rotated key [head_dim], and one
+  // 1/sum per head [group].
+  const int64_t scratch = (most_stored + n) * group + head_dim + group;
+  reserve_or_die(*pool, static_cast<std::size_t>(scratch));
 
   pool->parallel_for(
-      0, n * heads,
+      0, n * kv_heads,
       [&](int64_t begin, int64_t end, int thread) {
         float* scores = pool->scratch(thread);
+        float* rotated = scores + (most_stored + n) * group;
         for (int64_t item = begin; item < end; ++item) {
-          const int64_t t = item / heads;
-          const int64_t h = item % heads;
-          const int64_t kvh = h / group;
-          const float* qv = q.f32() + t * q.stride[0] + h * q.stride[1];
-          const float* ck = cache_k.f32() + (cached ? kvh * cache_k.stride[0] : 0);
-          const float* cv = cache_v.f32() + (cached ? kvh * cache_v.stride[0] : 0);
-          const float* bk = batch_k.f32() + kvh * batch_k.stride[1];
-          const float* bv = batch_v.f32() + kvh * batch_v.stride[1];
-          const int64_t in_batch = causal ? t + 1 : n;
-          const int64_t total = cached + in_batch;
+          const int64_t t = item / kv_heads;
+          const int64_t kvh = item % kv_heads;
+          const int64_t position = a.positions[static_cast<std::size_t>(t)];
+          const KVView& view =
+              a.views[static_cast<std::size_t>(a.view_of[static_cast<std::size_t>(t)])];
+          const int64_t shift = a.rule.sink_shift(position);
+          const float* q0 = a.q.f32() + t * a.q.stride[0] + kvh * group * a.q.stride[1];
 
-          // Scores: cache entries first, then batch tokens (the same order a
-          // token sees after earlier batch tokens have moved into the cache).
-          float max_score = -std::numeric_limits<float>::infinity();
-          for (int64_t j = 0; j < cached; ++j) {
-            scores[j] = dot(qv, ck + j * cache_k.stride[1], head_dim) * scale;
-            max_score = std::max(max_score, scores[j]);
-          }
-          for (int64_t j = 0; j < in_batch; ++j) {
-            const float s = dot(qv, bk + j * batch_k.stride[0], head_dim) * scale;
-            scores[cached + j] = s;
-            max_score = std::max(max_score, s);
-          }
-          float sum = 0.0f;
-          for (int64_t j = 0; j < total; ++j) {
-            scores[j] = std::exp(scores[j] - max_score);
-            sum += scores[j];
-          }
+          // The key of an entry at position p as this query must see it.
+          const auto key_for = [&](const float* key, int64_t p, bool before_rope) -> const float* {
+            const int64_t moved = p < a.rule.sink ? shift : 0;
+            if (before_rope) {
+              rope.rotate(key, p + moved, rotated);
+              return rotated;
+            }
+            if (moved == 0) return key;
+            rope.rotate(key, moved, rotated);
+            return rotated;
+          };
+          // Visits every visible (key, value) in the fixed order: stored
+          // segments, then batch tokens.
+          const auto each_visible = [&](auto&& visit) {
+            for (int s = 0; s < view.segment_count; ++s) {
+              const KVSegment& seg = view.segments[static_cast<std::size_t>(s)];
+              const float* ks = seg.k.f32() + kvh * seg.k.stride[0];
+              const float* vs = seg.v.f32() + kvh * seg.v.stride[0];
+              for (int64_t j = 0; j < seg.count; ++j) {
+                const int64_t p = seg.positions[j];
+                if (!a.rule.sees(position, p)) continue;
+                visit(ks + j * seg.k.stride[1], vs + j * seg.v.stride[1], p, rotate_stored);
+              }
+            }
+            for (int64_t j = 0; j < n; ++j) {
+              if (!a.in_batch.sees(t, j)) continue;
+              const int64_t p = a.positions[static_cast<std::size_t>(j)];
+              if (!a.rule.sees(position, p)) continue;
+              visit(a.batch_k.f32() + j * a.batch_k.stride[0] + kvh * a.batch_k.stride[1],
+                    a.batch_v.f32() + j * a.batch_v.stride[0] + kvh * a.batch_v.stride[1], p,
+                    false);
+            }
+          };
 
-          float* o = out.f32() + t * out.stride[0] + h * out.stride[1];
-          std::fill_n(o, head_dim, 0.0f);
-          for (int64_t j = 0; j < cached; ++j) {
-            const float p = scores[j];
-            const float* v = cv + j * cache_v.stride[1];
-            for (int64_t d = 0; d < head_dim; ++d) o[d] += p * v[d];
+          // Scores, one row of `group` per visible key.
+          int64_t visible = 0;
+          each_visible([&](const float* key, const float*, int64_t p, bool before_rope) {
+            const float* k = key_for(key, p, before_rope);
+            float* row = scores + visible * group;
+            for (int64_t g = 0; g < group; ++g)
+              row[g] = dot(q0 + g * a.q.stride[1], k, head_dim) * scale;
+            ++visible;
+          });
+
+          // Softmax per head, normalised after the values are summed (as a
+          // single head would: the same arithmetic for any group size).
+          float* inv_sum = rotated + head_dim;
+          for (int64_t g = 0; g < group; ++g) {
+            float* o = a.out.f32() + t * a.out.stride[0] + (kvh * group + g) * a.out.stride[1];
+            std::fill_n(o, head_dim, 0.0f);
+            float max_score = -std::numeric_limits<float>::infinity();
+            for (int64_t j = 0; j < visible; ++j)
+              max_score = std::max(max_score, scores[j * group + g]);
+            float sum = 0.0f;
+            for (int64_t j = 0; j < visible; ++j) {
+              float& e = scores[j * group + g];
+              e = std::exp(e - max_score);
+              sum += e;
+            }
+            inv_sum[g] = 1.0f / sum;
           }
-          for (int64_t j = 0; j < in_batch; ++j) {
-            const float p = scores[cached + j];
-            const float* v = bv + j * batch_v.stride[0];
-            for (int64_t d = 0; d < head_dim; ++d) o[d] += p * v[d];
+          if (visible == 0) continue;
+          int64_t j = 0;
+          each_visible([&](const float*, const float* v, int64_t, bool) {
+            const float* row = scores + j * group;
+            for (int64_t g = 0; g < group; ++g) {
+              float* o = a.out.f32() + t * a.out.stride[0] + (kvh * group + g) * a.out.stride[1];
+              const float p = row[g];
+              for (int64_t d = 0; d < head_dim; ++d) o[d] += p * v[d];
+            }
+            ++j;
+          });
+          for (int64_t g = 0; g < group; ++g) {
+            float* o = a.out.f32() + t * a.out.stride[0] + (kvh * group + g) * a.out.stride[1];
+            for (int64_t d = 0; d < head_dim; ++d) o[d] *= inv_sum[g];
           }
-          const float inv = 1.0f / sum;
-          for (int64_t d = 0; d < head_dim; ++d) o[d] *= inv;
         }
       },
-      min_chunk_for((cached + n) * head_dim * 2));
+      min_chunk_for((most_stored + n) * head_dim * 2 * group));
 }
 
 }  // namespace tessera::cpu

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <span>
 
+#include "backends/cpu/rope_table.h"
 #include "backends/cpu/thread_pool.h"
 #include "core/backend/backend.h"
 #include "core/tensor/tensor.h"
@@ -46,13 +47,11 @@ void swiglu(const Tensor& gate, const Tensor& up, const Tensor& out, ThreadPool*
 // out = a + b, all f32 of one shape (contiguous). out may alias a or b.
 void add(const Tensor& a, const Tensor& b, const Tensor& out, ThreadPool* pool);
 
-// Grouped-query attention; shapes as in Backend::attention:
-//   q f32 [n, heads, head_dim]; cache_k, cache_v f32 [kv_heads, cached, head_dim];
-//   batch_k, batch_v f32 [n, kv_heads, head_dim]; out f32 [n, heads, head_dim].
-// Token t sees every cache entry, then batch tokens 0..t (causal) or all n
-// (bidirectional), in that order. out must not alias the inputs.
-void attention(const Tensor& q, const Tensor& cache_k, const Tensor& cache_v, const Tensor& batch_k,
-               const Tensor& batch_v, BatchVisibility visibility, const Tensor& out,
-               ThreadPool* pool);
+// Grouped-query attention as Backend::attention describes it (per token and
+// kv head, every visible key is scored once for all the query heads that read
+// it). `rope` must be prepared for the head size and theta when keys are read
+// before RoPE or sinks are moved; positions past its table are computed on the
+// spot.
+void attention(const AttentionParams& params, const RopeTable& rope, ThreadPool* pool);
 
 }  // namespace tessera::cpu

@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 
+#include "core/cache/kv_view.h"
 #include "core/plugin/plugin_object.h"
 #include "core/status/status.h"
 #include "core/tensor/tensor.h"
@@ -29,18 +30,39 @@ class Buffer {
   virtual std::size_t size() const = 0;
 };
 
-// How batch tokens see each other inside attention. Cached entries are always
-// visible to every batch token (the caller passes only the visible prefix).
-enum class BatchVisibility : uint8_t {
-  kCausal,         // token i sees batch tokens 0..i
-  kBidirectional,  // every batch token sees every batch token (a diffusion block)
+// Which batch tokens each batch token sees: the batch's own rule (parents,
+// blocks, sequences; core/model/batch.h), as bits. Row i, bit j: token i sees
+// token j. The positions rule (WindowRule) cuts further.
+struct InBatchVisibility {
+  std::span<const uint64_t> mask;  // [n, words] row-major
+  int64_t words = 0;               // ceil(n / 64)
+  bool sees(int64_t i, int64_t j) const {
+    return (mask[static_cast<std::size_t>(i * words + j / 64)] >> (j % 64)) & 1u;
+  }
+};
+
+// One attention call for a batch of n tokens over one layer.
+// docs/architecture.md, "Attention over stored K/V".
+struct AttentionParams {
+  Tensor q;        // f32 [n, heads, head_dim], rotated at `positions`
+  Tensor batch_k;  // f32 [n, kv_heads, head_dim]: the batch's own keys, rotated, as
+                   // the cache holds them (through the layer's codec)
+  Tensor batch_v;  // f32 [n, kv_heads, head_dim]
+  std::span<const int32_t> positions;  // [n] logical positions of the batch tokens
+  std::span<const KVView> views;       // entries stored before this forward, per sequence
+  std::span<const int32_t> view_of;    // [n] the view each token reads
+  InBatchVisibility in_batch;
+  WindowRule rule;  // the store's: which keys (stored and in-batch) a query sees
+  StoredKeys stored_keys = StoredKeys::kRotated;
+  float rope_theta = 10000.0f;  // for keys rotated at read, and sinks moved by `reassign`
+  Tensor out;                   // f32 [n, heads, head_dim]
 };
 
 struct BackendOptions {
   int threads = 1;
-  // ABI 1.1: the longest attention span (cached + batch tokens) the caller will
-  // ask for, so a backend can size its scratch once instead of growing it
-  // while decoding; 0 when unknown.
+  // The longest attention span (stored + batch tokens) the caller will ask
+  // for, so a backend can size its scratch once instead of growing it while
+  // decoding; 0 when unknown.
   int64_t max_context = 0;
 };
 
@@ -67,17 +89,15 @@ class Backend : public PluginObject {
   virtual void swiglu(const Tensor& gate, const Tensor& up, const Tensor& out) = 0;
   // out = a + b, all f32 of the same shape (out may alias a).
   virtual void add(const Tensor& a, const Tensor& b, const Tensor& out) = 0;
-  // Scaled dot-product attention with grouped KV heads (query head h reads kv head
-  // h / (heads / kv_heads)).
-  //   q        f32 [n, heads, head_dim]
-  //   cache_k  f32 [kv_heads, cached, head_dim] (may be strided; cached may be 0)
-  //   cache_v  same shape as cache_k
-  //   batch_k  f32 [n, kv_heads, head_dim]: K of the batch tokens themselves
-  //   batch_v  same shape as batch_k
-  //   out      f32 [n, heads, head_dim]
-  virtual void attention(const Tensor& q, const Tensor& cache_k, const Tensor& cache_v,
-                         const Tensor& batch_k, const Tensor& batch_v, BatchVisibility visibility,
-                         const Tensor& out) = 0;
+  // Scaled dot-product attention with grouped KV heads (query head h reads kv
+  // head h / (heads / kv_heads)). Token i attends to the entries of
+  // views[view_of[i]] and the batch tokens in_batch lets it see, each kept only
+  // if rule.sees(positions[i], its position); stored entries first (segment
+  // order), then batch tokens (batch order). Keys stored before RoPE are
+  // rotated at their positions as they are read; under rule.reassign, keys
+  // below rule.sink are moved by rule.sink_shift(t) (kv_view.h). A token that
+  // sees nothing gets zeros. out must not alias the inputs.
+  virtual void attention(const AttentionParams& params) = 0;
 };
 
 }  // namespace tessera

@@ -1,14 +1,22 @@
-// Owns the K/V memory of every sequence. The core reaches a store only through
-// CheckedCacheStore, which validates arguments and checks the invariants after
-// every mutation, so each plugin gets those checks for free:
-//   INV-1  for every layer, the K length and the V length equal the token count;
-//   INV-2  stored positions never decrease.
+// Owns the K/V memory of every sequence and decides what is kept. The core
+// reaches a store only through CheckedCacheStore, which validates arguments
+// and checks the invariants after every mutation, so each plugin gets those
+// checks for free:
+//   INV-1  every layer stores exactly `stored` K entries and `stored` V entries;
+//   INV-2  the positions of the stored entries, in stored order, never decrease.
+//
+// A sequence has a logical length (tokens appended so far, net of truncation:
+// the next position of a chain) and a set of stored entries. A static or paged
+// store keeps every token, so both agree; an evicting store (sink_window)
+// keeps only what its WindowRule can still show, and its logical length grows
+// past its capacity. docs/architecture.md, "The cache contract".
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <span>
 
+#include "core/cache/kv_view.h"
 #include "core/compressor/compressor.h"
 #include "core/plugin/plugin_object.h"
 #include "core/status/status.h"
@@ -24,43 +32,73 @@ struct CacheGeometry {
   int head_dim = 0;
 };
 
+// Bytes as stored: the codec's encoded bytes plus positions, not the decoded size.
 struct CacheBytes {
-  std::size_t live = 0;      // bytes holding tokens now
+  std::size_t live = 0;      // bytes holding entries now
   std::size_t capacity = 0;  // bytes reserved
   std::size_t peak = 0;      // most bytes ever live
 };
 
-// K and V of one layer, f32 [kv_heads, length, head_dim]. Valid until the next
-// mutation of the sequence; a store that decodes into one scratch buffer per
-// sequence (see its header) also reuses it at the next view() of that sequence.
-struct KVView {
-  Tensor k;
-  Tensor v;
+// What a store's policy means for the rest of the engine; fixed after init().
+struct CachePolicy {
+  WindowRule rule;      // which stored (and in-batch) keys a query sees
+  bool evicts = false;  // drops entries on append: a sequence may run past its capacity
+  // The most entries the store keeps per sequence, whatever the capacity
+  // asked (sink + window - 1 for sink_window); 0 = the capacity.
+  int64_t max_entries = 0;
+};
+
+struct SequenceInfo {
+  int64_t logical_length = 0;  // tokens appended, net of truncation
+  int64_t stored = 0;          // entries held now
+  int64_t capacity = 0;        // entries it can hold
+  // truncate() can restore any logical length from this one up to the
+  // current; an evicting store cannot bring back what it dropped.
+  int64_t min_truncatable = 0;
 };
 
 class CacheStore : public PluginObject {
  public:
-  // Called once, before anything else. The store owns the codec from then on.
-  virtual Status init(const CacheGeometry& geometry, std::unique_ptr<Compressor> codec) = 0;
-  // Reserves room for `capacity` tokens. All memory a sequence will use is taken here.
+  // Called once, before anything else. `layer_codecs` has one codec per layer
+  // (layers kept uncompressed get the identity codec); the engine owns them
+  // and keeps them alive as long as the store.
+  virtual Status init(const CacheGeometry& geometry,
+                      std::span<const Compressor* const> layer_codecs) = 0;
+  virtual CachePolicy policy() const = 0;
+
+  // A new, empty sequence that may hold `capacity` entries. All the memory of
+  // a static store is taken here.
   virtual Status allocate(SequenceId seq, int64_t capacity) = 0;
   virtual Status release(SequenceId seq) = 0;
+  // `dst` (not allocated) becomes a sequence holding what `src` holds, with its
+  // logical length and capacity; from then on the two are independent. A
+  // store may share the memory (copy-on-write) or copy it.
+  virtual Status fork(SequenceId src, SequenceId dst) = 0;
 
-  // Appends n tokens. k and v are f32 [layers, n, kv_heads, head_dim].
+  // Appends n entries at `positions` (non-decreasing, not below the last
+  // stored one); k, v are f32 [layers, n, kv_heads, head_dim]. The logical
+  // length grows by n. An evicting store may drop older entries here.
   virtual Status append(SequenceId seq, std::span<const int32_t> positions, const Tensor& k,
                         const Tensor& v) = 0;
-  // Keeps the first n_tokens.
-  virtual Status truncate(SequenceId seq, int64_t n_tokens) = 0;
-  // Moves token src[j] to slot dst_start + j for every layer (K, V and position),
-  // then keeps dst_start + src.size() tokens. src must be strictly increasing
-  // with src[j] >= dst_start + j (an accepted path).
+  // Back to the state after `logical_length` tokens (min_truncatable <= it <=
+  // the current logical length).
+  virtual Status truncate(SequenceId seq, int64_t logical_length) = 0;
+  // Stored entry dst_start + j becomes a copy of entry src[j] (K, V and
+  // position), then the store keeps dst_start + src.size() entries: the
+  // compaction of an accepted draft path. src strictly increasing and src[j] >=
+  // dst_start + j (so an in-order copy is safe in place). The logical length
+  // shrinks by the number of entries dropped. A store may refuse a copy it
+  // cannot do (Unimplemented, saying which).
   virtual Status copy(SequenceId seq, std::span<const int64_t> src, int64_t dst_start) = 0;
 
+  // The stored entries of one layer as attention reads them (kv_view.h).
   virtual Result<KVView> view(SequenceId seq, int layer) = 0;
-  virtual int64_t token_count(SequenceId seq) const = 0;
-  virtual int64_t capacity(SequenceId seq) const = 0;
-  // Stored K (kv = 0) or V (kv = 1) length of one layer; INV-1 compares it.
+
+  // The queries below require an allocated sequence (CheckedCacheStore makes sure).
+  virtual SequenceInfo info(SequenceId seq) const = 0;
+  // Stored K (kv = 0) or V (kv = 1) entries of one layer; INV-1 compares them.
   virtual int64_t stored_length(SequenceId seq, int layer, int kv) const = 0;
+  // The positions of the stored entries in stored order (info().stored of them).
   virtual std::span<const int32_t> positions(SequenceId seq) const = 0;
   virtual CacheBytes bytes() const = 0;
 };

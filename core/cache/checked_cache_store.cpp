@@ -30,7 +30,9 @@ CheckedCacheStore::CheckedCacheStore(std::unique_ptr<CacheStore> store, std::str
   TESSERA_CHECK(store_ != nullptr, "CheckedCacheStore needs a store");
 }
 
-Status CheckedCacheStore::init(const CacheGeometry& geometry, std::unique_ptr<Compressor> codec) {
+Status CheckedCacheStore::init(const CacheGeometry& geometry,
+                               std::span<const Compressor* const> layer_codecs,
+                               StoredKeys stored_keys) {
   // Messages are built only on failure: a successful call allocates nothing.
   auto who = [this] { return "cache '" + plugin_name_ + "'"; };
   if (ready_) return failed_precondition(who() + ": init() called twice");
@@ -40,10 +42,21 @@ Status CheckedCacheStore::init(const CacheGeometry& geometry, std::unique_ptr<Co
                             str(geometry.layers) + ", " + str(geometry.kv_heads) + ", " +
                             str(geometry.head_dim) + " (check the model's attention config)");
   }
-  if (codec == nullptr) return invalid_argument(who() + ": no codec given ([cache.codec] plugin)");
-  Status st = store_->init(geometry, std::move(codec));
+  if (layer_codecs.size() != static_cast<std::size_t>(geometry.layers))
+    return invalid_argument(who() + ": " + str(static_cast<int64_t>(layer_codecs.size())) +
+                            " codecs for " + str(geometry.layers) + " layers");
+  for (const Compressor* codec : layer_codecs)
+    if (codec == nullptr)
+      return invalid_argument(who() + ": no codec given ([cache.codec] plugin)");
+  Status st = store_->init(geometry, layer_codecs);
   if (!st.ok()) return st.with_context(who());
   geometry_ = geometry;
+  policy_ = store_->policy();
+  stored_keys_ = stored_keys;
+  codecs_.assign(layer_codecs.begin(), layer_codecs.end());
+  if (policy_.rule.sink < 0 || policy_.rule.window < 0 || policy_.max_entries < 0)
+    return internal_error("cache plugin '" + plugin_name_ +
+                          "' reports a negative sink, window or entry limit (a bug in the plugin)");
   ready_ = true;
   return check_bytes("init");
 }
@@ -65,17 +78,19 @@ Status CheckedCacheStore::allocate(SequenceId seq, int64_t capacity) {
     RETURN_IF_ERROR(check_bytes("failed allocate"));
     return st.with_context(who());
   }
-  const int64_t reported = store_->capacity(seq);
-  sequences_.emplace(seq, SequenceState{reported});
-  if (reported < capacity) {
+  const int64_t reported = store_->info(seq).capacity;
+  sequences_.emplace(seq, SequenceRecord{reported});
+  const int64_t expected =
+      policy_.max_entries > 0 ? std::min(capacity, policy_.max_entries) : capacity;
+  if (reported < expected) {
     return broke("its contract", "allocate", seq,
-                 "capacity " + str(reported) + " tokens, asked for " + str(capacity));
+                 "capacity " + str(reported) + " entries, expected " + str(expected));
   }
-  return check_after("allocate", seq, 0, 0);
+  return check_after("allocate", seq, 0, 0, 0);
 }
 
 Status CheckedCacheStore::release(SequenceId seq) {
-  ASSIGN_OR_RETURN(const SequenceState* state, find(seq, "release"));
+  ASSIGN_OR_RETURN(const SequenceRecord* state, find(seq, "release"));
   (void)state;
   Status st = store_->release(seq);
   if (!st.ok()) return st.with_context("cache '" + plugin_name_ + "'");
@@ -83,15 +98,39 @@ Status CheckedCacheStore::release(SequenceId seq) {
   return check_bytes("release");
 }
 
+Status CheckedCacheStore::fork(SequenceId src, SequenceId dst) {
+  ASSIGN_OR_RETURN(const SequenceRecord* state, find(src, "fork"));
+  if (contains(dst)) {
+    return failed_precondition("cache '" + plugin_name_ + "': fork " + seq_name(src) + " into " +
+                               seq_name(dst) + ": " + seq_name(dst) +
+                               " is already allocated; release it first");
+  }
+  const SequenceInfo before = store_->info(src);
+  const int64_t capacity = state->capacity;
+  Status st = store_->fork(src, dst);
+  if (!st.ok()) {
+    RETURN_IF_ERROR(check_bytes("failed fork"));
+    return st.with_context("cache '" + plugin_name_ + "'");
+  }
+  sequences_.emplace(dst, SequenceRecord{capacity});
+  RETURN_IF_ERROR(check_after("fork (source)", src, before.logical_length, before.stored, 0));
+  RETURN_IF_ERROR(check_after("fork", dst, before.logical_length, before.stored, 0));
+  const std::span<const int32_t> a = store_->positions(src);
+  const std::span<const int32_t> b = store_->positions(dst);
+  if (!std::equal(a.begin(), a.end(), b.begin(), b.end()))
+    return broke("its contract", "fork", dst, "the positions differ from the source's");
+  return ok_status();
+}
+
 Status CheckedCacheStore::append(SequenceId seq, std::span<const int32_t> positions,
                                  const Tensor& k, const Tensor& v) {
-  ASSIGN_OR_RETURN(const SequenceState* state, find(seq, "append"));
+  ASSIGN_OR_RETURN(const SequenceRecord* state, find(seq, "append"));
   auto who = [&] { return "cache '" + plugin_name_ + "': append to " + seq_name(seq); };
   const auto n = static_cast<int64_t>(positions.size());
   RETURN_IF_ERROR(check_kv_tensor(k, "k", n));
   RETURN_IF_ERROR(check_kv_tensor(v, "v", n));
 
-  const int64_t old_tokens = store_->token_count(seq);
+  const SequenceInfo before = store_->info(seq);
   const std::span<const int32_t> stored = store_->positions(seq);
   int64_t last = stored.empty() ? 0 : stored.back();
   for (int64_t i = 0; i < n; ++i) {
@@ -106,47 +145,60 @@ Status CheckedCacheStore::append(SequenceId seq, std::span<const int32_t> positi
     }
     last = p;
   }
-  if (old_tokens + n > state->capacity) {
-    return resource_exhausted(who() + ": needs " + str(old_tokens + n) + " tokens (" +
-                              str(old_tokens) + " stored + " + str(n) +
+  if (!policy_.evicts && before.stored + n > state->capacity) {
+    return resource_exhausted(who() + ": needs " + str(before.stored + n) + " entries (" +
+                              str(before.stored) + " stored + " + str(n) +
                               " new) but the capacity is " + str(state->capacity) +
-                              " tokens; raise [cache] max_tokens or truncate first");
+                              "; raise [cache] max_tokens, truncate first, or use an evicting "
+                              "store (cache.plugin = \"sink_window\")");
   }
 
   Status st = store_->append(seq, positions, k, v);
   if (!st.ok()) {
     // A failed mutation must leave the sequence as it was.
-    RETURN_IF_ERROR(check_after("failed append", seq, old_tokens, old_tokens));
+    RETURN_IF_ERROR(
+        check_after("failed append", seq, before.logical_length, before.stored, before.stored));
     return st.with_context("cache '" + plugin_name_ + "'");
   }
-  return check_after("append", seq, old_tokens + n, old_tokens);
+  return check_after("append", seq, before.logical_length + n,
+                     policy_.evicts ? -1 : before.stored + n, policy_.evicts ? 0 : before.stored);
 }
 
-Status CheckedCacheStore::truncate(SequenceId seq, int64_t n_tokens) {
-  ASSIGN_OR_RETURN(const SequenceState* state, find(seq, "truncate"));
+Status CheckedCacheStore::truncate(SequenceId seq, int64_t logical_length) {
+  ASSIGN_OR_RETURN(const SequenceRecord* state, find(seq, "truncate"));
   (void)state;
-  const int64_t old_tokens = store_->token_count(seq);
-  if (n_tokens < 0) {
-    return invalid_argument("cache '" + plugin_name_ + "': truncate " + seq_name(seq) + " to " +
-                            str(n_tokens) + " tokens: the count must be >= 0");
+  const SequenceInfo before = store_->info(seq);
+  auto who = [&] { return "cache '" + plugin_name_ + "': truncate " + seq_name(seq); };
+  if (logical_length < 0) {
+    return invalid_argument(who() + " to " + str(logical_length) +
+                            " tokens: the count must be >= 0");
   }
-  if (n_tokens > old_tokens) {
-    return out_of_range("cache '" + plugin_name_ + "': cannot truncate " + seq_name(seq) + " to " +
-                        str(n_tokens) + " tokens, it holds only " + str(old_tokens));
+  if (logical_length > before.logical_length) {
+    return out_of_range(who() + " to " + str(logical_length) + " tokens: it holds only " +
+                        str(before.logical_length));
   }
-  Status st = store_->truncate(seq, n_tokens);
+  if (logical_length < before.min_truncatable) {
+    return failed_precondition(
+        who() + " to " + str(logical_length) + " tokens: the store already dropped entries that " +
+        "length needs (it can go back to " + str(before.min_truncatable) + " at the least)");
+  }
+  Status st = store_->truncate(seq, logical_length);
   if (!st.ok()) {
-    RETURN_IF_ERROR(check_after("failed truncate", seq, old_tokens, old_tokens));
+    RETURN_IF_ERROR(
+        check_after("failed truncate", seq, before.logical_length, before.stored, before.stored));
     return st.with_context("cache '" + plugin_name_ + "'");
   }
-  return check_after("truncate", seq, n_tokens, n_tokens);
+  // A store that keeps every token keeps exactly `logical_length` of them.
+  const int64_t expected = policy_.evicts ? -1 : logical_length;
+  return check_after("truncate", seq, logical_length, expected, policy_.evicts ? 0 : expected);
 }
 
 Status CheckedCacheStore::copy(SequenceId seq, std::span<const int64_t> src, int64_t dst_start) {
-  ASSIGN_OR_RETURN(const SequenceState* state, find(seq, "copy"));
+  ASSIGN_OR_RETURN(const SequenceRecord* state, find(seq, "copy"));
   (void)state;
   auto who = [&] { return "cache '" + plugin_name_ + "': copy in " + seq_name(seq); };
-  const int64_t old_tokens = store_->token_count(seq);
+  const SequenceInfo before = store_->info(seq);
+  const int64_t old_tokens = before.stored;
   if (dst_start < 0 || dst_start > old_tokens) {
     return invalid_argument(who() + ": dst_start " + str(dst_start) + " is outside [0, " +
                             str(old_tokens) + "]");
@@ -171,14 +223,15 @@ Status CheckedCacheStore::copy(SequenceId seq, std::span<const int64_t> src, int
   }
   Status st = store_->copy(seq, src, dst_start);
   if (!st.ok()) {
-    RETURN_IF_ERROR(check_after("failed copy", seq, old_tokens, old_tokens));
+    RETURN_IF_ERROR(check_after("failed copy", seq, before.logical_length, old_tokens, old_tokens));
     return st.with_context("cache '" + plugin_name_ + "'");
   }
-  return check_after("copy", seq, dst_start + static_cast<int64_t>(src.size()), dst_start);
+  const int64_t kept = dst_start + static_cast<int64_t>(src.size());
+  return check_after("copy", seq, before.logical_length - (old_tokens - kept), kept, dst_start);
 }
 
 Result<KVView> CheckedCacheStore::view(SequenceId seq, int layer) {
-  ASSIGN_OR_RETURN(const SequenceState* state, find(seq, "view"));
+  ASSIGN_OR_RETURN(const SequenceRecord* state, find(seq, "view"));
   (void)state;
   if (layer < 0 || layer >= geometry_.layers) {
     return out_of_range("cache '" + plugin_name_ + "': view of layer " + str(layer) + " of " +
@@ -186,37 +239,40 @@ Result<KVView> CheckedCacheStore::view(SequenceId seq, int layer) {
   }
   Result<KVView> result = store_->view(seq, layer);
   if (!result.ok()) return result.status().with_context("cache '" + plugin_name_ + "'");
-  const int64_t tokens = store_->token_count(seq);
+  const int64_t stored = store_->info(seq).stored;
   const KVView& kv = *result;
-  for (const Tensor* t : {&kv.k, &kv.v}) {
-    const bool shape_ok = t->dtype == DType::kF32 && t->rank == 3 &&
-                          t->dim(0) == geometry_.kv_heads && t->dim(1) == tokens &&
-                          t->dim(2) == geometry_.head_dim && t->stride[2] == 1 &&
-                          (tokens == 0 || t->data != nullptr);
-    if (!shape_ok) {
-      return broke("its contract", "view", seq,
-                   "layer " + str(layer) + " view is " + t->describe() + " (stride[2] " +
-                       str(t->stride[2]) + "), expected f32" +
-                       shape_text({geometry_.kv_heads, tokens, geometry_.head_dim}) +
-                       " with contiguous head_dim");
+  if (kv.segment_count < 0 || kv.segment_count > kMaxKVSegments || kv.entries() != stored) {
+    return broke("its contract", "view", seq,
+                 "layer " + str(layer) + " view has " + str(kv.segment_count) + " segments of " +
+                     str(kv.entries()) + " entries, but " + str(stored) + " are stored");
+  }
+  for (int s = 0; s < kv.segment_count; ++s) {
+    const KVSegment& segment = kv.segments[static_cast<std::size_t>(s)];
+    for (const Tensor* t : {&segment.k, &segment.v}) {
+      const bool shape_ok = t->dtype == DType::kF32 && t->rank == 3 &&
+                            t->dim(0) == geometry_.kv_heads && t->dim(1) == segment.count &&
+                            t->dim(2) == geometry_.head_dim && t->stride[2] == 1 &&
+                            (segment.count == 0 || (t->data != nullptr && segment.positions));
+      if (!shape_ok) {
+        return broke("its contract", "view", seq,
+                     "layer " + str(layer) + " segment " + str(s) + " is " + t->describe() +
+                         " (stride[2] " + str(t->stride[2]) + "), expected f32" +
+                         shape_text({geometry_.kv_heads, segment.count, geometry_.head_dim}) +
+                         " with contiguous head_dim and positions");
+      }
     }
   }
   return result;
 }
 
-Result<int64_t> CheckedCacheStore::token_count(SequenceId seq) const {
-  ASSIGN_OR_RETURN(const SequenceState* state, find(seq, "token_count"));
+Result<SequenceInfo> CheckedCacheStore::info(SequenceId seq) const {
+  ASSIGN_OR_RETURN(const SequenceRecord* state, find(seq, "info"));
   (void)state;
-  return store_->token_count(seq);
-}
-
-Result<int64_t> CheckedCacheStore::capacity(SequenceId seq) const {
-  ASSIGN_OR_RETURN(const SequenceState* state, find(seq, "capacity"));
-  return state->capacity;
+  return store_->info(seq);
 }
 
 Result<int64_t> CheckedCacheStore::stored_length(SequenceId seq, int layer, int kv) const {
-  ASSIGN_OR_RETURN(const SequenceState* state, find(seq, "stored_length"));
+  ASSIGN_OR_RETURN(const SequenceRecord* state, find(seq, "stored_length"));
   (void)state;
   if (layer < 0 || layer >= geometry_.layers) {
     return out_of_range("cache '" + plugin_name_ + "': layer " + str(layer) + " of " +
@@ -230,7 +286,7 @@ Result<int64_t> CheckedCacheStore::stored_length(SequenceId seq, int layer, int 
 }
 
 Result<std::span<const int32_t>> CheckedCacheStore::positions(SequenceId seq) const {
-  ASSIGN_OR_RETURN(const SequenceState* state, find(seq, "positions"));
+  ASSIGN_OR_RETURN(const SequenceRecord* state, find(seq, "positions"));
   (void)state;
   return store_->positions(seq);
 }
@@ -242,8 +298,8 @@ Status CheckedCacheStore::check_ready() const {
   return ok_status();
 }
 
-Result<const CheckedCacheStore::SequenceState*> CheckedCacheStore::find(SequenceId seq,
-                                                                        std::string_view op) const {
+Result<const CheckedCacheStore::SequenceRecord*> CheckedCacheStore::find(
+    SequenceId seq, std::string_view op) const {
   RETURN_IF_ERROR(check_ready());
   auto it = sequences_.find(seq);
   if (it == sequences_.end()) {
@@ -277,13 +333,27 @@ Status CheckedCacheStore::check_kv_tensor(const Tensor& t, std::string_view whic
   return ok_status();
 }
 
-Status CheckedCacheStore::check_after(std::string_view op, SequenceId seq, int64_t expected_tokens,
-                                      int64_t first_new) {
-  const int64_t tokens = store_->token_count(seq);
-  if (tokens != expected_tokens) {
-    return broke("its contract", op, seq,
-                 "token count " + str(tokens) + ", expected " + str(expected_tokens));
+Status CheckedCacheStore::check_after(std::string_view op, SequenceId seq, int64_t expected_logical,
+                                      int64_t expected_stored, int64_t first_new) {
+  const SequenceInfo info = store_->info(seq);
+  if (info.logical_length != expected_logical) {
+    return broke(
+        "its contract", op, seq,
+        "logical length " + str(info.logical_length) + ", expected " + str(expected_logical));
   }
+  if (expected_stored >= 0 && info.stored != expected_stored) {
+    return broke("its contract", op, seq,
+                 "stores " + str(info.stored) + " entries, expected " + str(expected_stored));
+  }
+  const int64_t capacity = sequences_.at(seq).capacity;
+  if (info.stored < 0 || info.stored > capacity || info.stored > info.logical_length ||
+      info.min_truncatable < 0 || info.min_truncatable > info.logical_length) {
+    return broke("its contract", op, seq,
+                 "stores " + str(info.stored) + " entries of capacity " + str(capacity) +
+                     " for a logical length of " + str(info.logical_length) + " (min_truncatable " +
+                     str(info.min_truncatable) + ")");
+  }
+  const int64_t tokens = info.stored;
   // INV-1: O(layers).
   for (int layer = 0; layer < geometry_.layers; ++layer) {
     const int64_t k_len = store_->stored_length(seq, layer, 0);
@@ -291,7 +361,7 @@ Status CheckedCacheStore::check_after(std::string_view op, SequenceId seq, int64
     if (k_len != tokens || v_len != tokens) {
       return broke("INV-1", op, seq,
                    "layer " + str(layer) + " stores K length " + str(k_len) + " and V length " +
-                       str(v_len) + " but the token count is " + str(tokens));
+                       str(v_len) + " but " + str(tokens) + " entries are stored");
     }
   }
   // INV-2: the prefix before first_new was checked by earlier calls; compare
@@ -299,8 +369,8 @@ Status CheckedCacheStore::check_after(std::string_view op, SequenceId seq, int64
   const std::span<const int32_t> pos = store_->positions(seq);
   if (static_cast<int64_t>(pos.size()) != tokens) {
     return broke("INV-2", op, seq,
-                 "positions() has " + str(static_cast<int64_t>(pos.size())) +
-                     " entries but the token count is " + str(tokens));
+                 "positions() has " + str(static_cast<int64_t>(pos.size())) + " entries but " +
+                     str(tokens) + " are stored");
   }
   for (int64_t i = std::max<int64_t>(first_new, 1); i < tokens; ++i) {
     const auto cur = static_cast<std::size_t>(i);

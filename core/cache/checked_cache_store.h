@@ -2,14 +2,15 @@
 // the arguments (a caller's mistake: NotFound, InvalidArgument, OutOfRange,
 // ResourceExhausted, FailedPrecondition); after each mutation it checks what the
 // plugin did and returns Internal, naming the plugin, when the plugin broke
-//   INV-1  for every layer, stored K length == stored V length == token count;
-//   INV-2  positions().size() == token count and positions never decrease;
+//   INV-1  every layer stores exactly `stored` K and `stored` V entries;
+//   INV-2  positions().size() == stored and positions never decrease;
 // or the byte accounting (live <= capacity, live <= peak, peak never falls), or
-// the operation's own contract (the token count it should leave).
+// the operation's own contract (the logical length and entry count it should
+// leave, stored <= capacity).
 //
-// Cost per mutation: O(layers) for INV-1 and O(tokens appended or moved) for
-// INV-2 (only the new tail is compared with its predecessor; the prefix was
-// checked by earlier calls). Nothing here allocates on success.
+// Cost per mutation: O(layers) for INV-1; INV-2 compares the new tail of a
+// store that keeps every token, and all entries of an evicting one (whose
+// stored set is small). Nothing here allocates on success.
 #pragma once
 
 #include <cstdint>
@@ -18,9 +19,9 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "core/cache/cache_store.h"
-#include "core/compressor/compressor.h"
 #include "core/status/status.h"
 #include "core/tensor/tensor.h"
 
@@ -31,32 +32,42 @@ class CheckedCacheStore {
   // Takes ownership of `store`; `plugin_name` ("static") names it in messages.
   CheckedCacheStore(std::unique_ptr<CacheStore> store, std::string plugin_name);
 
-  // Checks the geometry (all positive) and the codec (not null), then hands both
-  // to the store. Must succeed before any other call (FailedPrecondition otherwise).
-  Status init(const CacheGeometry& geometry, std::unique_ptr<Compressor> codec);
+  // Checks the geometry (all positive) and that there is one codec per layer,
+  // then hands both to the store. `stored_keys` records which keys the core
+  // will append (the store keeps whatever it is given). Must succeed before
+  // any other call.
+  Status init(const CacheGeometry& geometry, std::span<const Compressor* const> layer_codecs,
+              StoredKeys stored_keys = StoredKeys::kRotated);
+  const CachePolicy& policy() const { return policy_; }
+  StoredKeys stored_keys() const { return stored_keys_; }
+  // The codec of a layer (the engine owns it).
+  const Compressor& codec(int layer) const { return *codecs_[static_cast<std::size_t>(layer)]; }
+
   // capacity > 0; seq must not be allocated already.
   Status allocate(SequenceId seq, int64_t capacity);
   Status release(SequenceId seq);
+  // src allocated, dst not.
+  Status fork(SequenceId src, SequenceId dst);
 
   // positions: n entries, >= 0, non-decreasing and not below the last stored
   // position. k, v: f32 [layers, n, kv_heads, head_dim] with head_dim
-  // contiguous (stride[3] == 1); borrowed for the call only.
+  // contiguous (stride[3] == 1); borrowed for the call only. A store that does
+  // not evict must have room for n more entries.
   Status append(SequenceId seq, std::span<const int32_t> positions, const Tensor& k,
                 const Tensor& v);
-  // 0 <= n_tokens <= token count (OutOfRange past the length).
-  Status truncate(SequenceId seq, int64_t n_tokens);
-  // src: strictly increasing, each < token count, src[j] >= dst_start + j;
-  // 0 <= dst_start <= token count. Borrowed for the call only.
+  // min_truncatable <= logical_length <= the current logical length.
+  Status truncate(SequenceId seq, int64_t logical_length);
+  // src: strictly increasing, each < stored, src[j] >= dst_start + j;
+  // 0 <= dst_start <= stored. Borrowed for the call only.
   Status copy(SequenceId seq, std::span<const int64_t> src, int64_t dst_start);
 
-  // f32 [kv_heads, token count, head_dim] each; the shape is checked. Valid
-  // until the next mutation of seq (and, for stores that decode, the next view()
-  // of seq; see the store's header).
+  // The segments are checked: f32 [kv_heads, count, head_dim] each with
+  // contiguous head_dim, counts adding up to `stored`. Valid as the store's
+  // header says (until the next mutation, or next view of the sequence).
   Result<KVView> view(SequenceId seq, int layer);
 
   bool contains(SequenceId seq) const { return sequences_.count(seq) != 0; }
-  Result<int64_t> token_count(SequenceId seq) const;
-  Result<int64_t> capacity(SequenceId seq) const;
+  Result<SequenceInfo> info(SequenceId seq) const;
   Result<int64_t> stored_length(SequenceId seq, int layer, int kv) const;
   // Borrowed from the store; valid until the next mutation of seq.
   Result<std::span<const int32_t>> positions(SequenceId seq) const;
@@ -68,19 +79,20 @@ class CheckedCacheStore {
   CacheStore& unchecked() { return *store_; }
 
  private:
-  struct SequenceState {
-    int64_t capacity = 0;  // tokens, as the store reported after allocate()
+  struct SequenceRecord {
+    int64_t capacity = 0;  // entries, as the store reported after allocate()
   };
 
   Status check_ready() const;
-  Result<const SequenceState*> find(SequenceId seq, std::string_view op) const;
+  Result<const SequenceRecord*> find(SequenceId seq, std::string_view op) const;
   Status check_kv_tensor(const Tensor& t, std::string_view which, int64_t n) const;
 
-  // After a mutation `op` of seq: the token count must be `expected_tokens`,
-  // INV-1 must hold, and positions from index `first_new` on must not decrease
-  // (nor fall below the one before them). Returns Internal naming the plugin.
-  Status check_after(std::string_view op, SequenceId seq, int64_t expected_tokens,
-                     int64_t first_new);
+  // After a mutation `op` of seq: the logical length must be
+  // `expected_logical`, the entry count `expected_stored` (-1: any count up to
+  // the capacity, for an evicting store), INV-1 must hold, and positions from
+  // index `first_new` on must not decrease. Returns Internal naming the plugin.
+  Status check_after(std::string_view op, SequenceId seq, int64_t expected_logical,
+                     int64_t expected_stored, int64_t first_new);
   Status check_bytes(std::string_view op);
   Status broke(std::string_view what, std::string_view op, SequenceId seq,
                const std::string& detail) const;
@@ -88,8 +100,11 @@ class CheckedCacheStore {
   std::unique_ptr<CacheStore> store_;
   std::string plugin_name_;
   CacheGeometry geometry_;
+  CachePolicy policy_;
+  StoredKeys stored_keys_ = StoredKeys::kRotated;
+  std::vector<const Compressor*> codecs_;
   bool ready_ = false;
-  std::unordered_map<SequenceId, SequenceState> sequences_;
+  std::unordered_map<SequenceId, SequenceRecord> sequences_;
   std::size_t last_peak_ = 0;
 };
 

@@ -6,11 +6,18 @@
 #include <cstdint>
 
 #include "core/plugin/plugin_object.h"
+#include "core/status/status.h"
 
 namespace tessera {
 
 class Compressor : public PluginObject {
  public:
+  // Whether the codec can store vectors of head_dim floats (a lattice codec
+  // needs a power of two); the message names head_dim and what would work.
+  virtual Status supports(int head_dim) const {
+    (void)head_dim;
+    return ok_status();
+  }
   // Bytes needed to store n vectors of head_dim floats.
   virtual std::size_t encoded_bytes(int64_t n_vectors, int head_dim) const = 0;
   // Storage cost of one vector, in bits (for reports).

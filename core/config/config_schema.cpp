@@ -69,6 +69,25 @@ constexpr ConfigKey kCoreKeys[] = {
                   "machine's available memory",
               .min = 0,
               .max = 1073741824}},
+    {.section = "cache",
+     .spec = {.name = "codec_stage",
+              .type = kString,
+              .default_value = "\"post_rope\"",
+              .description =
+                  "Which keys the codec sees and the cache keeps: \"post_rope\" (rotated, what "
+                  "attention reads; the default, no work at read time) or \"pre_rope\" (before "
+                  "RoPE, rotated when read; where published KV-codec numbers are measured)",
+              .choices = "post_rope|pre_rope"}},
+    {.section = "cache",
+     .spec = {.name = "codec_skip_layers",
+              .type = kInt,
+              .default_value = "0",
+              .description =
+                  "The first and the last N layers keep K/V uncompressed (identity codec). 0, "
+                  "the default, puts every layer through the codec so its whole effect is "
+                  "measured; published lattice deployments keep 2 + 2",
+              .min = 0,
+              .max = 4096}},
     {.section = "cache.codec",
      .spec = {.name = "plugin",
               .type = kString,

@@ -36,11 +36,14 @@ Result<const PluginRecord*> find_role(const Config& config, const PluginRegistry
 }  // namespace
 
 Engine::~Engine() {
-  // Plugin objects go before the model they point into; the cache before its backend.
+  // Plugin objects go before the model they point into; the cache before its
+  // codecs and its backend.
   scheduler_.reset();
   verifier_.reset();
   proposer_.reset();
   cache_.reset();
+  codec_.reset();
+  identity_codec_.reset();
   transformer_.reset();
   backend_.reset();
 }
@@ -87,19 +90,49 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
   engine->model_ = std::make_unique<LoadedModel>(std::move(model));
   engine->tokenizer_ = std::make_unique<Tokenizer>(engine->model_->vocab);
 
-  // The memory the config asks for, checked before anything is allocated.
-  ASSIGN_OR_RETURN(auto codec, create_plugin<Compressor>(registry, *codec_rec, codec_opts));
+  // Codecs: the configured one, and identity for the layers kept uncompressed.
   const ModelConfig& mc = engine->model_->config;
+  ASSIGN_OR_RETURN(engine->codec_, create_plugin<Compressor>(registry, *codec_rec, codec_opts));
+  RETURN_IF_ERROR(
+      engine->codec_->supports(mc.head_dim)
+          .with_context("compressor plugin '" + codec_rec->name() + "' with model " + model_path));
+  const int64_t skip = config.get_int("cache.codec_skip_layers");
+  if (skip > 0 && !engine->codec_->stores_raw_f32()) {
+    auto identity = registry.find("compressor", "identity");
+    if (!identity.ok())
+      return identity.status().with_context("cache.codec_skip_layers needs the identity codec");
+    ASSIGN_OR_RETURN(engine->identity_codec_,
+                     create_plugin<Compressor>(registry, **identity, OptionValues{}));
+  }
+  for (int l = 0; l < mc.n_layers; ++l) {
+    const bool kept = l < skip || l >= mc.n_layers - skip;
+    engine->layer_codecs_.push_back(kept && engine->identity_codec_ ? engine->identity_codec_.get()
+                                                                    : engine->codec_.get());
+  }
+
+  // The cache store: created and told its geometry (it allocates nothing yet).
+  const std::string stage = config.get_string("cache.codec_stage");
+  ASSIGN_OR_RETURN(auto store, create_plugin<CacheStore>(registry, *cache_rec, cache_opts));
+  engine->cache_ = std::make_unique<CheckedCacheStore>(std::move(store), cache_rec->name());
+  RETURN_IF_ERROR(
+      engine->cache_->init({mc.n_layers, mc.n_kv_heads, mc.head_dim}, engine->layer_codecs_,
+                           stage == "pre_rope" ? StoredKeys::kBeforeRope : StoredKeys::kRotated));
+  const CachePolicy& policy = engine->cache_->policy();
+
+  // The memory the config asks for, checked before anything is allocated.
   MemoryRequest memory;
   memory.max_tokens = config.get_int("cache.max_tokens");
+  if (policy.max_entries > 0) memory.max_tokens = std::min(memory.max_tokens, policy.max_entries);
   memory.geometry = {mc.n_layers, mc.n_kv_heads, mc.head_dim};
-  memory.bytes_per_vector = codec_bytes_per_vector(*codec, mc.head_dim);
+  for (const Compressor* codec : engine->layer_codecs_)
+    memory.bytes_per_vector += codec_bytes_per_vector(*codec, mc.head_dim) / mc.n_layers;
   memory.weight_bytes = engine->model_->file ? engine->model_->file->size() : 0;
   memory.cap_bytes = static_cast<uint64_t>(config.get_int("cache.max_memory_mib")) << 20;
   memory.codec_name = codec_rec->name();
   RETURN_IF_ERROR(check_memory_budget(memory, available_memory()));
-  if (memory.max_tokens > mc.context_length)
-    engine->warnings_.push_back("cache.max_tokens = " + std::to_string(memory.max_tokens) +
+  engine->max_tokens_ = config.get_int("cache.max_tokens");
+  if (!policy.evicts && engine->max_tokens_ > mc.context_length)
+    engine->warnings_.push_back("cache.max_tokens = " + std::to_string(engine->max_tokens_) +
                                 " is beyond the model's context of " +
                                 std::to_string(mc.context_length) +
                                 " tokens; positions past it were never trained and quality "
@@ -109,16 +142,10 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
   ASSIGN_OR_RETURN(engine->backend_, create_plugin<Backend>(registry, *backend_rec, backend_opts));
   BackendOptions backend_options;
   backend_options.threads = static_cast<int>(config.get_int("backend.threads"));
-  backend_options.max_context = memory.max_tokens;
+  backend_options.max_context = memory.max_tokens + Transformer::kDefaultMaxBatch;
   RETURN_IF_ERROR(engine->backend_->init(backend_options)
                       .with_context("backend plugin '" + backend_rec->name() + "'"));
   ASSIGN_OR_RETURN(engine->transformer_, Transformer::create(*engine->model_, *engine->backend_));
-
-  // Cache store with its codec.
-  ASSIGN_OR_RETURN(auto store, create_plugin<CacheStore>(registry, *cache_rec, cache_opts));
-  engine->cache_ = std::make_unique<CheckedCacheStore>(std::move(store), cache_rec->name());
-  RETURN_IF_ERROR(engine->cache_->init(engine->transformer_->cache_geometry(), std::move(codec)));
-  engine->max_tokens_ = memory.max_tokens;
   engine->default_new_tokens_ = config.get_int("decode.max_tokens");
 
   SamplingParams sampling;

@@ -45,7 +45,8 @@ class Engine {
   // Things worth telling the user that do not stop the engine (a cache longer
   // than the model's trained context); the CLI prints them to stderr.
   const std::vector<std::string>& warnings() const { return warnings_; }
-  // Tokens one sequence may hold (cache.max_tokens).
+  // Entries one sequence may hold (cache.max_tokens). A store that evicts
+  // (cache().policy().evicts) lets sequences run longer than this.
   int64_t max_tokens() const { return max_tokens_; }
   // decode.max_tokens: tokens to generate unless the caller says otherwise.
   int64_t default_new_tokens() const { return default_new_tokens_; }
@@ -66,6 +67,9 @@ class Engine {
   std::unique_ptr<Tokenizer> tokenizer_;
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<Transformer> transformer_;
+  std::unique_ptr<Compressor> codec_;           // the configured codec
+  std::unique_ptr<Compressor> identity_codec_;  // for cache.codec_skip_layers
+  std::vector<const Compressor*> layer_codecs_;
   std::unique_ptr<CheckedCacheStore> cache_;
   std::unique_ptr<Sampler> sampler_;
   std::unique_ptr<Proposer> proposer_;

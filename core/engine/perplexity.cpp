@@ -13,10 +13,11 @@ Result<PerplexityResult> score_tokens(Engine& engine, std::span<const int32_t> t
                                       const std::function<void(int64_t, int64_t)>& progress) {
   if (tokens.size() < 2) return invalid_argument("scoring needs at least two tokens");
   const int64_t predictions = static_cast<int64_t>(tokens.size()) - 1;
-  if (predictions > engine.max_tokens())
+  if (!engine.cache().policy().evicts && predictions > engine.max_tokens())
     return resource_exhausted("scoring " + std::to_string(predictions) +
                               " tokens needs cache.max_tokens >= " + std::to_string(predictions) +
-                              " (it is " + std::to_string(engine.max_tokens()) + ")");
+                              " (it is " + std::to_string(engine.max_tokens()) +
+                              "), or a store that evicts (cache.plugin = \"sink_window\")");
   const int vocab = engine.model().config.vocab_size;
   // Targets are read as logit indices but never fed to the model, so the
   // forward's own check does not see the last one.

@@ -18,7 +18,8 @@ struct PerplexityResult {
 };
 
 // Scores tokens[1..] given tokens[0..i) (tokens[0] is normally BOS). Needs
-// tokens.size() - 1 <= cache.max_tokens and every id inside the vocabulary
+// tokens.size() - 1 <= cache.max_tokens unless the store evicts (then any
+// length: memory stays flat), and every id inside the vocabulary
 // (InvalidArgument naming the first one outside). progress(done, total) is called after
 // each chunk (optional).
 Result<PerplexityResult> score_tokens(

@@ -1,7 +1,9 @@
 #include "core/model/transformer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "core/cache/checked_cache_store.h"
 #include "core/model/weight_check.h"
@@ -94,9 +96,20 @@ Status Transformer::allocate_scratch() {
   RETURN_IF_ERROR(take(n * q_width, attn_));
   RETURN_IF_ERROR(take(layers * n * kv, k_new_));
   RETURN_IF_ERROR(take(layers * n * kv, v_new_));
+  RETURN_IF_ERROR(take(n * kv, k_seen_));
+  RETURN_IF_ERROR(take(n * kv, v_seen_));
   RETURN_IF_ERROR(take(n * static_cast<std::size_t>(c.hidden_dim), gate_));
   RETURN_IF_ERROR(take(n * static_cast<std::size_t>(c.hidden_dim), up_));
   RETURN_IF_ERROR(take(n * static_cast<std::size_t>(c.vocab_size), logits_));
+  const std::size_t words = (n + 63) / 64;
+  in_batch_.resize(n * words);
+  view_of_.resize(n);
+  chunk_seqs_.reserve(n);
+  views_.reserve(n);
+  output_rows_.reserve(n);
+  gather_rows_.reserve(n);
+  gather_positions_.reserve(n);
+  chain_.reserve(n);
   return ok_status();
 }
 
@@ -116,57 +129,152 @@ Result<std::span<const float>> Transformer::forward(CheckedCacheStore& cache, Se
                                                     std::span<const int32_t> tokens,
                                                     std::span<const int32_t> positions,
                                                     LogitsWanted wanted) {
-  const std::size_t n = tokens.size();
-  if (n == 0) return invalid_argument("forward needs at least one token");
-  if (positions.size() != n)
-    return invalid_argument("forward: " + std::to_string(n) + " tokens but " +
+  if (positions.size() != tokens.size())
+    return invalid_argument("forward: " + std::to_string(tokens.size()) + " tokens but " +
                             std::to_string(positions.size()) + " positions");
-  const int vocab = model_.config.vocab_size;
-  for (int32_t token : tokens) {
-    if (token < 0 || token >= vocab)
-      return invalid_argument("token id " + std::to_string(token) +
-                              " is outside the vocabulary [0, " + std::to_string(vocab) + ")");
+  chain_.clear();
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    const bool logits = wanted == LogitsWanted::kAll || i + 1 == tokens.size();
+    chain_.add(tokens[i], seq, positions[i], i == 0 ? -1 : static_cast<int32_t>(i) - 1,
+               static_cast<uint8_t>(kWriteKv | (logits ? kOutputLogits : 0)));
   }
-  if (wanted == LogitsWanted::kAll && n > static_cast<std::size_t>(max_batch_))
-    return invalid_argument("all logits of " + std::to_string(n) +
-                            " tokens requested, but at most " + std::to_string(max_batch_) +
-                            " fit; feed fewer tokens per call");
-  ASSIGN_OR_RETURN(const int64_t capacity, cache.capacity(seq));
-  ASSIGN_OR_RETURN(const int64_t cached, cache.token_count(seq));
-  const int64_t room = capacity - cached;
-  if (static_cast<int64_t>(n) > room)
-    return resource_exhausted("sequence " + std::to_string(seq) + " has room for " +
-                              std::to_string(room) + " more tokens in the cache but " +
-                              std::to_string(n) + " were fed; raise cache.max_tokens");
-
-  const std::size_t batch = static_cast<std::size_t>(max_batch_);
-  for (std::size_t start = 0; start < n; start += batch) {
-    const std::size_t count = std::min(batch, n - start);
-    const bool last_chunk = start + count == n;
-    // Logit rows are computed only where they are returned.
-    const int first_logit_row = wanted == LogitsWanted::kAll ? 0
-                                : last_chunk                 ? static_cast<int>(count) - 1
-                                                             : static_cast<int>(count);
-    const Status status = forward_chunk(cache, seq, tokens.subspan(start, count),
-                                        positions.subspan(start, count), first_logit_row);
-    if (!status.ok()) {
-      // All or nothing: earlier chunks of this call leave the cache again.
-      if (start > 0) RETURN_IF_ERROR(cache.truncate(seq, cached));
-      return status;
-    }
-  }
-  const std::size_t rows = wanted == LogitsWanted::kAll ? n : 1;
-  return std::span<const float>(logits_, rows * static_cast<std::size_t>(vocab));
+  return forward(cache, chain_);
 }
 
-Status Transformer::forward_chunk(CheckedCacheStore& cache, SequenceId seq,
-                                  std::span<const int32_t> tokens,
-                                  std::span<const int32_t> positions, int first_logit_row) {
+Status Transformer::check_batch(const CheckedCacheStore& cache, const Batch& batch) const {
+  const int32_t n = batch.size();
+  if (n == 0) return invalid_argument("forward needs at least one token");
+  const int vocab = model_.config.vocab_size;
+  for (int32_t i = 0; i < n; ++i) {
+    const auto index = static_cast<std::size_t>(i);
+    const int32_t token = batch.tokens()[index];
+    // Built only on failure: a successful check allocates nothing.
+    const auto where = [i] { return "forward: batch token " + std::to_string(i); };
+    if (token < 0 || token >= vocab)
+      return invalid_argument(where() + ": token id " + std::to_string(token) +
+                              " is outside the vocabulary [0, " + std::to_string(vocab) + ")");
+    if (!cache.contains(batch.seqs()[index]))
+      return not_found(where() + ": sequence " + std::to_string(batch.seqs()[index]) +
+                       " is not allocated in the cache");
+    if (batch.positions()[index] < 0)
+      return invalid_argument(where() + ": position " + std::to_string(batch.positions()[index]) +
+                              " is negative");
+    const int32_t parent = batch.parents()[index];
+    if (parent >= i || parent < -1 ||
+        (parent >= 0 && batch.seqs()[static_cast<std::size_t>(parent)] != batch.seqs()[index]))
+      return invalid_argument(where() + ": parent " + std::to_string(parent) +
+                              " is not an earlier token of the same sequence");
+  }
+  if (batch.output_rows() > max_batch_)
+    return invalid_argument("forward: logits of " + std::to_string(batch.output_rows()) +
+                            " tokens requested, but at most " + std::to_string(max_batch_) +
+                            " fit; feed fewer tokens per call");
+  if (n > max_batch_) {
+    bool all_written = true;
+    for (uint8_t flags : batch.flags()) all_written = all_written && (flags & kWriteKv);
+    if (!batch.chains_only() || !all_written)
+      return invalid_argument("forward: a batch of " + std::to_string(n) +
+                              " tokens is longer than max_batch " + std::to_string(max_batch_) +
+                              ", and only a chain whose tokens all write their K/V can be fed in "
+                              "chunks; split trees and blocks into batches that fit");
+  }
+  return ok_status();
+}
+
+Result<std::span<const float>> Transformer::forward(CheckedCacheStore& cache, const Batch& batch) {
+  RETURN_IF_ERROR(check_batch(cache, batch));
+  const int32_t n = batch.size();
+  // Logical lengths before the call, to take every appended chunk back on error.
+  std::vector<std::pair<SequenceId, int64_t>> before;
+  if (n > max_batch_) {
+    for (SequenceId seq : batch.seqs()) {
+      bool known = false;
+      for (const auto& [s, length] : before) known = known || s == seq;
+      if (!known) before.emplace_back(seq, cache.info(seq)->logical_length);
+    }
+  }
+  int32_t rows = 0;
+  for (int32_t begin = 0; begin < n; begin += max_batch_) {
+    const int32_t count = std::min(max_batch_, n - begin);
+    Status status = forward_chunk(cache, batch, begin, count, rows);
+    if (!status.ok()) {
+      for (const auto& [seq, length] : before) {
+        const Status undone = cache.truncate(seq, length);
+        if (!undone.ok())
+          return Status(status.code(),
+                        status.message() + " (and sequence " + std::to_string(seq) +
+                            " keeps the chunks before the failure: " + undone.message() + ")");
+      }
+      return status;
+    }
+    for (int32_t i = begin; i < begin + count; ++i)
+      if (batch.flags()[static_cast<std::size_t>(i)] & kOutputLogits) ++rows;
+  }
+  return std::span<const float>(
+      logits_, static_cast<std::size_t>(rows) * static_cast<std::size_t>(model_.config.vocab_size));
+}
+
+void Transformer::build_visibility(const Batch& batch, int32_t begin, int32_t count) {
+  const auto words = static_cast<std::size_t>((count + 63) / 64);
+  std::fill(in_batch_.begin(), in_batch_.begin() + static_cast<std::ptrdiff_t>(words * count), 0);
+  const auto row = [&](int32_t i) {
+    return in_batch_.data() + static_cast<std::size_t>(i) * words;
+  };
+  // Ancestors: a token's row is its parent's plus itself (parents come first).
+  for (int32_t i = 0; i < count; ++i) {
+    const int32_t parent = batch.parents()[static_cast<std::size_t>(begin + i)] - begin;
+    if (parent >= 0) std::copy_n(row(parent), words, row(i));  // earlier chunks are in the cache
+    row(i)[i / 64] |= uint64_t{1} << (i % 64);
+  }
+  // Block mates see each other (and the ancestors they share).
+  for (int32_t i = 0; i < count; ++i) {
+    const int16_t block = batch.blocks()[static_cast<std::size_t>(begin + i)];
+    if (block == 0) continue;
+    for (int32_t j = 0; j < count; ++j)
+      if (batch.blocks()[static_cast<std::size_t>(begin + j)] == block &&
+          batch.seqs()[static_cast<std::size_t>(begin + j)] ==
+              batch.seqs()[static_cast<std::size_t>(begin + i)])
+        row(i)[j / 64] |= uint64_t{1} << (j % 64);
+  }
+}
+
+const float* Transformer::through_codec(const Compressor& codec, const float* src, int64_t vectors,
+                                        float* dst) {
+  if (codec.stores_raw_f32()) return src;
+  const int head_dim = model_.config.head_dim;
+  const std::size_t bytes = codec.encoded_bytes(vectors, head_dim);
+  if (codec_bytes_.size() < bytes) codec_bytes_.resize(bytes);
+  codec.encode(src, vectors, head_dim, codec_bytes_.data());
+  codec.decode(codec_bytes_.data(), vectors, head_dim, dst);
+  return dst;
+}
+
+Status Transformer::forward_chunk(CheckedCacheStore& cache, const Batch& batch, int32_t begin,
+                                  int32_t count, int32_t first_row) {
   const ModelConfig& c = model_.config;
   const ModelWeights& w = model_.weights;
-  const int64_t n = static_cast<int64_t>(tokens.size());
+  const int64_t n = count;
   const int64_t kv_width = static_cast<int64_t>(c.n_kv_heads) * c.head_dim;
   const int64_t layer_stride = n * kv_width;  // k_new_/v_new_ are packed for this n
+  const auto range = [&](auto span) {
+    return span.subspan(static_cast<std::size_t>(begin), static_cast<std::size_t>(count));
+  };
+  const std::span<const int32_t> tokens = range(batch.tokens());
+  const std::span<const int32_t> positions = range(batch.positions());
+
+  // The chunk's sequences, each token's view, its visibility and output rows.
+  chunk_seqs_.clear();
+  output_rows_.clear();
+  for (int32_t i = 0; i < count; ++i) {
+    const SequenceId seq = batch.seqs()[static_cast<std::size_t>(begin + i)];
+    auto found = std::find(chunk_seqs_.begin(), chunk_seqs_.end(), seq);
+    if (found == chunk_seqs_.end()) found = chunk_seqs_.insert(chunk_seqs_.end(), seq);
+    view_of_[static_cast<std::size_t>(i)] = static_cast<int32_t>(found - chunk_seqs_.begin());
+    if (batch.flags()[static_cast<std::size_t>(begin + i)] & kOutputLogits)
+      output_rows_.push_back(i);
+  }
+  build_visibility(batch, begin, count);
+  views_.resize(chunk_seqs_.size());
 
   const Tensor x = f32_view(x_, {n, c.dim});
   const Tensor xb = f32_view(xb_, {n, c.dim});
@@ -176,24 +284,56 @@ Status Transformer::forward_chunk(CheckedCacheStore& cache, SequenceId seq,
   const Tensor attn_flat = f32_view(attn_, {n, static_cast<int64_t>(c.n_heads) * c.head_dim});
   const Tensor gate = f32_view(gate_, {n, c.hidden_dim});
   const Tensor up = f32_view(up_, {n, c.hidden_dim});
+  const bool keys_before_rope = cache.stored_keys() == StoredKeys::kBeforeRope;
+  const int64_t vectors = n * c.n_kv_heads;
+
+  AttentionParams params;
+  params.q = q;
+  params.positions = positions;
+  params.views = views_;
+  params.view_of = std::span<const int32_t>(view_of_.data(), static_cast<std::size_t>(count));
+  params.in_batch = {std::span<const uint64_t>(in_batch_.data(),
+                                               static_cast<std::size_t>((count + 63) / 64 * count)),
+                     (count + 63) / 64};
+  params.rule = cache.policy().rule;
+  params.stored_keys = cache.stored_keys();
+  params.rope_theta = c.rope_theta;
+  params.out = attn;
 
   backend_.embedding(w.token_embedding, tokens, x);
   for (int l = 0; l < c.n_layers; ++l) {
     const LayerWeights& lw = w.layers[static_cast<std::size_t>(l)];
+    const Compressor& codec = cache.codec(l);
     float* k_layer = k_new_ + l * layer_stride;
     float* v_layer = v_new_ + l * layer_stride;
     const Tensor k = f32_view(k_layer, {n, c.n_kv_heads, c.head_dim});
-    const Tensor v = f32_view(v_layer, {n, c.n_kv_heads, c.head_dim});
 
-    // Attention block: x += wo * attention(rope(wq * norm(x)), rope(wk * norm(x)), wv * norm(x)).
+    // Attention block: x += wo * attention(rope(wq * norm(x)), rope(wk * norm(x)), wv * norm(x)),
+    // with the batch's K/V through the layer's codec, as the cache will hold them.
     backend_.rms_norm(x, lw.attn_norm, c.rms_eps, xb);
     backend_.matmul(xb, lw.wq, q_flat);
     backend_.matmul(xb, lw.wk, f32_view(k_layer, {n, kv_width}));
     backend_.matmul(xb, lw.wv, f32_view(v_layer, {n, kv_width}));
     backend_.rope(q, positions, c.rope_theta);
-    backend_.rope(k, positions, c.rope_theta);
-    ASSIGN_OR_RETURN(const KVView cached, cache.view(seq, l));
-    backend_.attention(q, cached.k, cached.v, k, v, BatchVisibility::kCausal, attn);
+    const float* k_seen = nullptr;
+    if (keys_before_rope) {
+      // The cache keeps K before RoPE: the codec sees it so; attention, rotated.
+      const float* decoded = through_codec(codec, k_layer, vectors, k_seen_);
+      if (decoded != k_seen_)
+        std::copy_n(decoded, static_cast<std::size_t>(vectors * c.head_dim), k_seen_);
+      backend_.rope(f32_view(k_seen_, {n, c.n_kv_heads, c.head_dim}), positions, c.rope_theta);
+      k_seen = k_seen_;
+    } else {
+      backend_.rope(k, positions, c.rope_theta);
+      k_seen = through_codec(codec, k_layer, vectors, k_seen_);
+    }
+    const float* v_seen = through_codec(codec, v_layer, vectors, v_seen_);
+    params.batch_k = f32_view(const_cast<float*>(k_seen), {n, c.n_kv_heads, c.head_dim});
+    params.batch_v = f32_view(const_cast<float*>(v_seen), {n, c.n_kv_heads, c.head_dim});
+    for (std::size_t s = 0; s < chunk_seqs_.size(); ++s) {
+      ASSIGN_OR_RETURN(views_[s], cache.view(chunk_seqs_[s], l));
+    }
+    backend_.attention(params);
     backend_.matmul(attn_flat, lw.wo, xb);
     backend_.add(x, xb, x);
 
@@ -206,25 +346,91 @@ Status Transformer::forward_chunk(CheckedCacheStore& cache, SequenceId seq,
     backend_.add(x, xb, x);
   }
 
-  const int64_t rows = n - first_logit_row;
+  // Logits of the output rows, gathered contiguous (rows [0, m) of xb_).
+  const auto rows = static_cast<int64_t>(output_rows_.size());
   if (rows > 0) {
-    const Tensor x_rows = f32_view(x_ + first_logit_row * c.dim, {rows, c.dim});
+    bool contiguous = true;
+    for (int64_t r = 0; r < rows; ++r)
+      contiguous = contiguous && output_rows_[static_cast<std::size_t>(r)] == output_rows_[0] + r;
+    const float* source = x_ + static_cast<int64_t>(output_rows_[0]) * c.dim;
+    if (!contiguous) {
+      // xb_ is free now: gather there, then normalise in place.
+      for (int64_t r = 0; r < rows; ++r)
+        std::copy_n(x_ + static_cast<int64_t>(output_rows_[static_cast<std::size_t>(r)]) * c.dim,
+                    c.dim, xb_ + r * c.dim);
+      source = xb_;
+    }
+    const Tensor x_rows = f32_view(const_cast<float*>(source), {rows, c.dim});
     const Tensor xb_rows = f32_view(xb_, {rows, c.dim});
     backend_.rms_norm(x_rows, w.output_norm, c.rms_eps, xb_rows);
-    backend_.matmul(xb_rows, w.output, f32_view(logits_, {rows, c.vocab_size}));
+    float* out = logits_ + static_cast<int64_t>(first_row) * c.vocab_size;
+    backend_.matmul(xb_rows, w.output, f32_view(out, {rows, c.vocab_size}));
     // NaN or inf weights (or an overflow) end here; the sampler and the
     // scorer may rely on finite logits.
-    const std::size_t count =
+    const std::size_t total =
         static_cast<std::size_t>(rows) * static_cast<std::size_t>(c.vocab_size);
-    for (std::size_t i = 0; i < count; ++i)
-      if (!std::isfinite(logits_[i]))
-        return non_finite_logit(logits_[i], positions[static_cast<std::size_t>(first_logit_row) +
-                                                      i / static_cast<std::size_t>(c.vocab_size)]);
+    for (std::size_t i = 0; i < total; ++i)
+      if (!std::isfinite(out[i]))
+        return non_finite_logit(out[i],
+                                positions[static_cast<std::size_t>(
+                                    output_rows_[i / static_cast<std::size_t>(c.vocab_size)])]);
   }
+  return append_chunk(cache, batch, begin, count);
+}
 
-  const Tensor k_all = f32_view(k_new_, {c.n_layers, n, c.n_kv_heads, c.head_dim});
-  const Tensor v_all = f32_view(v_new_, {c.n_layers, n, c.n_kv_heads, c.head_dim});
-  return cache.append(seq, positions, k_all, v_all);
+Status Transformer::append_chunk(CheckedCacheStore& cache, const Batch& batch, int32_t begin,
+                                 int32_t count) {
+  const ModelConfig& c = model_.config;
+  const int64_t n = count;
+  const int64_t kv_width = static_cast<int64_t>(c.n_kv_heads) * c.head_dim;
+  const std::span<const int32_t> positions =
+      batch.positions().subspan(static_cast<std::size_t>(begin), static_cast<std::size_t>(count));
+  // One sequence writing every token (prefill, decode): straight from k_new_.
+  bool simple = chunk_seqs_.size() == 1;
+  for (int32_t i = 0; i < count && simple; ++i)
+    simple = (batch.flags()[static_cast<std::size_t>(begin + i)] & kWriteKv) != 0;
+  if (simple) {
+    const Tensor k_all = f32_view(k_new_, {c.n_layers, n, c.n_kv_heads, c.head_dim});
+    const Tensor v_all = f32_view(v_new_, {c.n_layers, n, c.n_kv_heads, c.head_dim});
+    return cache.append(chunk_seqs_[0], positions, k_all, v_all);
+  }
+  // Otherwise each sequence's written tokens, gathered in batch order.
+  std::vector<std::pair<SequenceId, int64_t>> appended;
+  for (const SequenceId seq : chunk_seqs_) {
+    gather_rows_.clear();
+    gather_positions_.clear();
+    for (int32_t i = 0; i < count; ++i) {
+      const auto index = static_cast<std::size_t>(begin + i);
+      if (batch.seqs()[index] != seq || !(batch.flags()[index] & kWriteKv)) continue;
+      gather_rows_.push_back(i);
+      gather_positions_.push_back(batch.positions()[index]);
+    }
+    if (gather_rows_.empty()) continue;
+    const auto m = static_cast<int64_t>(gather_rows_.size());
+    const auto floats = static_cast<std::size_t>(c.n_layers * m * kv_width);
+    if (gather_k_.size() < floats) {
+      gather_k_.resize(floats);
+      gather_v_.resize(floats);
+    }
+    for (int l = 0; l < c.n_layers; ++l)
+      for (int64_t r = 0; r < m; ++r) {
+        const int64_t from = (l * n + gather_rows_[static_cast<std::size_t>(r)]) * kv_width;
+        const int64_t to = (l * m + r) * kv_width;
+        std::copy_n(k_new_ + from, kv_width, gather_k_.data() + to);
+        std::copy_n(v_new_ + from, kv_width, gather_v_.data() + to);
+      }
+    ASSIGN_OR_RETURN(const SequenceInfo info, cache.info(seq));
+    const Status status =
+        cache.append(seq, gather_positions_,
+                     f32_view(gather_k_.data(), {c.n_layers, m, c.n_kv_heads, c.head_dim}),
+                     f32_view(gather_v_.data(), {c.n_layers, m, c.n_kv_heads, c.head_dim}));
+    if (!status.ok()) {
+      for (const auto& [done, length] : appended) (void)cache.truncate(done, length);
+      return status;
+    }
+    appended.emplace_back(seq, info.logical_length);
+  }
+  return ok_status();
 }
 
 }  // namespace tessera

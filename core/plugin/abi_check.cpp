@@ -36,11 +36,10 @@ Status check_abi_identity(uint32_t abi_major, uint32_t abi_minor, std::string_vi
                           std::string_view sdk_hash, std::string_view origin) {
   const std::string file(origin);
   if (abi_major != TESSERA_ABI_MAJOR || abi_minor > TESSERA_ABI_MINOR) {
-    return failed_precondition("plugin " + file + " was built for tessera plugin ABI " +
-                               abi_string(abi_major, abi_minor) + ", but this tessera has ABI " +
-                               abi_string(TESSERA_ABI_MAJOR, TESSERA_ABI_MINOR) +
-                               " (a plugin needs the same major and a minor no newer)" +
-                               std::string(kRebuild));
+    return failed_precondition(
+        "plugin " + file + " was built for tessera plugin ABI " + abi_string(abi_major, abi_minor) +
+        ", but this tessera has ABI " + abi_string(TESSERA_ABI_MAJOR, TESSERA_ABI_MINOR) +
+        " (a plugin needs the same major and a minor no newer)" + std::string(kRebuild));
   }
   const std::string_view ours = TESSERA_BUILD_FINGERPRINT;
   if (stdlib_part(fingerprint) != stdlib_part(ours)) {
@@ -81,7 +80,8 @@ Status check_plugin_file(const std::string& path) {
                                std::to_string(sizeof stamp) + std::string(kRebuild));
   std::memcpy(&stamp, section->data(), sizeof stamp);
   bool terminated = std::memcmp(stamp.magic, TESSERA_ABI_MAGIC, sizeof stamp.magic) == 0;
-  const std::string_view fingerprint = bounded(stamp.fingerprint, sizeof stamp.fingerprint, terminated);
+  const std::string_view fingerprint =
+      bounded(stamp.fingerprint, sizeof stamp.fingerprint, terminated);
   const std::string_view hash = bounded(stamp.sdk_hash, sizeof stamp.sdk_hash, terminated);
   if (!terminated)
     return failed_precondition("plugin " + path + " has a damaged ABI stamp" +

@@ -22,72 +22,66 @@ bool mul_fits(std::size_t a, std::size_t b, std::size_t* out) {
 
 StaticCacheStore::StaticCacheStore(const OptionValues& /*options*/) {}
 
-Status StaticCacheStore::init(const CacheGeometry& geometry, std::unique_ptr<Compressor> codec) {
-  if (codec_ != nullptr) return failed_precondition("static cache: init() called twice");
+Status StaticCacheStore::init(const CacheGeometry& geometry,
+                              std::span<const Compressor* const> layer_codecs) {
+  if (!codecs_.empty()) return failed_precondition("static cache: init() called twice");
   if (geometry.layers <= 0 || geometry.kv_heads <= 0 || geometry.head_dim <= 0) {
     return invalid_argument(
         "static cache: geometry needs positive layers, kv_heads and head_dim, got " +
         std::to_string(geometry.layers) + ", " + std::to_string(geometry.kv_heads) + ", " +
         std::to_string(geometry.head_dim));
   }
-  if (codec == nullptr) return invalid_argument("static cache: no codec given");
+  if (layer_codecs.size() != static_cast<std::size_t>(geometry.layers))
+    return invalid_argument("static cache: one codec per layer needed");
 
-  // Each vector lives at its own fixed slot, so the codec's size must be per
-  // vector: encoded_bytes(n) == n * encoded_bytes(1). We check a few n.
-  const std::size_t one = codec->encoded_bytes(1, geometry.head_dim);
-  if (one == 0) return invalid_argument("static cache: the codec encodes a vector in 0 bytes");
-  for (int64_t n : {2, 3, 7, 64, 1000}) {
-    if (codec->encoded_bytes(n, geometry.head_dim) != static_cast<std::size_t>(n) * one) {
-      return invalid_argument(
-          "static cache: needs a per-vector codec (encoded_bytes(n) == n * encoded_bytes(1)), but "
-          "encoded_bytes(" +
-          std::to_string(n) + ", " + std::to_string(geometry.head_dim) +
-          ") = " + std::to_string(codec->encoded_bytes(n, geometry.head_dim)) +
-          " != " + std::to_string(n) + " * " + std::to_string(one) +
-          "; use a cache store that keeps runs (e.g. paged) with this codec");
+  std::size_t token_bytes = sizeof(int32_t);
+  for (const Compressor* codec : layer_codecs) {
+    if (codec == nullptr) return invalid_argument("static cache: no codec given");
+    // Each vector lives at its own fixed slot, so the codec's size must be per
+    // vector: encoded_bytes(n) == n * encoded_bytes(1). We check a few n.
+    const std::size_t one = codec->encoded_bytes(1, geometry.head_dim);
+    if (one == 0) return invalid_argument("static cache: the codec encodes a vector in 0 bytes");
+    for (int64_t n : {2, 3, 7, 64, 1000}) {
+      if (codec->encoded_bytes(n, geometry.head_dim) != static_cast<std::size_t>(n) * one) {
+        return invalid_argument(
+            "static cache: needs a per-vector codec (encoded_bytes(n) == n * encoded_bytes(1)), "
+            "but encoded_bytes(" +
+            std::to_string(n) + ", " + std::to_string(geometry.head_dim) +
+            ") = " + std::to_string(codec->encoded_bytes(n, geometry.head_dim)) +
+            " != " + std::to_string(n) + " * " + std::to_string(one) +
+            "; use a cache store that keeps runs (e.g. paged) with this codec");
+      }
     }
+    const bool raw = codec->stores_raw_f32();
+    if (raw && one != sizeof(float) * static_cast<std::size_t>(geometry.head_dim)) {
+      return invalid_argument("static cache: the codec says it stores raw f32 but encodes " +
+                              std::to_string(geometry.head_dim) + " floats in " +
+                              std::to_string(one) + " bytes");
+    }
+    codecs_.push_back(codec);
+    layer_start_.push_back(token_bytes - sizeof(int32_t));
+    vector_bytes_.push_back(one);
+    raw_f32_.push_back(raw);
+    needs_scratch_ = needs_scratch_ || !raw;
+    token_bytes += 2 * static_cast<std::size_t>(geometry.kv_heads) * one;
   }
-  const bool raw = codec->stores_raw_f32();
-  if (raw && one != sizeof(float) * static_cast<std::size_t>(geometry.head_dim)) {
-    return invalid_argument("static cache: the codec says it stores raw f32 but encodes " +
-                            std::to_string(geometry.head_dim) + " floats in " +
-                            std::to_string(one) + " bytes");
-  }
-
   geometry_ = geometry;
-  codec_ = std::move(codec);
-  raw_f32_ = raw;
-  vector_bytes_ = one;
-  token_bytes_ = static_cast<std::size_t>(geometry.layers) * 2 *
-                     static_cast<std::size_t>(geometry.kv_heads) * vector_bytes_ +
-                 sizeof(int32_t);
+  token_bytes_ = token_bytes;
   return ok_status();
 }
 
-Status StaticCacheStore::allocate(SequenceId seq, int64_t capacity) {
-  if (codec_ == nullptr) return failed_precondition("static cache: allocate() before init()");
-  if (capacity <= 0) {
-    return invalid_argument("static cache: capacity of " + seq_name(seq) +
-                            " must be positive, got " + std::to_string(capacity));
-  }
-  if (sequences_.count(seq) != 0) {
-    return failed_precondition("static cache: " + seq_name(seq) +
-                               " is already allocated; release it first");
-  }
-
+Result<StaticCacheStore::Sequence> StaticCacheStore::make_sequence(SequenceId seq,
+                                                                   int64_t capacity) const {
   const auto tokens = static_cast<std::size_t>(capacity);
-  const auto vectors_per_token =
-      static_cast<std::size_t>(geometry_.layers) * 2 * static_cast<std::size_t>(geometry_.kv_heads);
   const std::size_t scratch_floats_per_token =
-      raw_f32_ ? 0 : 2 * static_cast<std::size_t>(geometry_.kv_heads) * geometry_.head_dim;
+      needs_scratch_ ? 2 * static_cast<std::size_t>(geometry_.kv_heads) * geometry_.head_dim : 0;
   std::size_t arena_bytes = 0;
   std::size_t scratch_floats = 0;
-  if (!mul_fits(tokens, vectors_per_token * vector_bytes_, &arena_bytes) ||
+  if (!mul_fits(tokens, token_bytes_ - sizeof(int32_t), &arena_bytes) ||
       !mul_fits(tokens, scratch_floats_per_token, &scratch_floats)) {
     return resource_exhausted("static cache: " + std::to_string(capacity) +
                               " tokens do not fit in memory; lower max_tokens");
   }
-
   Sequence s;
   s.max_tokens = capacity;
   try {
@@ -97,13 +91,49 @@ Status StaticCacheStore::allocate(SequenceId seq, int64_t capacity) {
     s.positions = std::make_unique<int32_t[]>(tokens);
     if (scratch_floats > 0) s.scratch = std::make_unique<float[]>(scratch_floats);
     s.reserved_bytes = arena_bytes + tokens * sizeof(int32_t) + scratch_floats * sizeof(float);
-    sequences_.emplace(seq, std::move(s));
   } catch (const std::bad_alloc&) {
     return resource_exhausted("static cache: out of memory reserving " + std::to_string(capacity) +
                               " tokens for " + seq_name(seq) + " (" + std::to_string(arena_bytes) +
                               " arena bytes); lower max_tokens");
   }
-  bytes_.capacity += sequences_.at(seq).reserved_bytes;
+  return s;
+}
+
+Status StaticCacheStore::allocate(SequenceId seq, int64_t capacity) {
+  if (codecs_.empty()) return failed_precondition("static cache: allocate() before init()");
+  if (capacity <= 0) {
+    return invalid_argument("static cache: capacity of " + seq_name(seq) +
+                            " must be positive, got " + std::to_string(capacity));
+  }
+  if (sequences_.count(seq) != 0) {
+    return failed_precondition("static cache: " + seq_name(seq) +
+                               " is already allocated; release it first");
+  }
+  ASSIGN_OR_RETURN(Sequence s, make_sequence(seq, capacity));
+  bytes_.capacity += s.reserved_bytes;
+  sequences_.emplace(seq, std::move(s));
+  return ok_status();
+}
+
+Status StaticCacheStore::fork(SequenceId src, SequenceId dst) {
+  const Sequence* from = find(src);
+  if (from == nullptr) return not_found("static cache: no " + seq_name(src));
+  if (sequences_.count(dst) != 0)
+    return failed_precondition("static cache: " + seq_name(dst) + " is already allocated");
+  ASSIGN_OR_RETURN(Sequence s, make_sequence(dst, from->max_tokens));
+  // Same capacity, same layout: the used prefix of every (layer, kv, head) row.
+  for (int l = 0; l < geometry_.layers; ++l)
+    for (int kv = 0; kv < 2; ++kv)
+      for (int h = 0; h < geometry_.kv_heads; ++h)
+        if (from->length > 0)
+          std::memcpy(
+              slot(s, l, kv, h, 0), slot(*from, l, kv, h, 0),
+              static_cast<std::size_t>(from->length) * vector_bytes_[static_cast<std::size_t>(l)]);
+  std::copy_n(from->positions.get(), from->length, s.positions.get());
+  s.length = from->length;
+  bytes_.capacity += s.reserved_bytes;
+  set_live(bytes_.live + live_bytes(s.length));
+  sequences_.emplace(dst, std::move(s));
   return ok_status();
 }
 
@@ -135,7 +165,8 @@ Status StaticCacheStore::append(SequenceId seq, std::span<const int32_t> positio
       for (int64_t i = 0; i < n; ++i) {
         for (int h = 0; h < geometry_.kv_heads; ++h) {
           const float* src = t.f32() + l * t.stride[0] + i * t.stride[1] + h * t.stride[2];
-          codec_->encode(src, 1, geometry_.head_dim, slot(*s, l, kv, h, s->length + i));
+          codecs_[static_cast<std::size_t>(l)]->encode(src, 1, geometry_.head_dim,
+                                                       slot(*s, l, kv, h, s->length + i));
         }
       }
     }
@@ -146,15 +177,15 @@ Status StaticCacheStore::append(SequenceId seq, std::span<const int32_t> positio
   return ok_status();
 }
 
-Status StaticCacheStore::truncate(SequenceId seq, int64_t n_tokens) {
+Status StaticCacheStore::truncate(SequenceId seq, int64_t logical_length) {
   Sequence* s = find(seq);
   if (s == nullptr) return not_found("static cache: no " + seq_name(seq));
-  if (n_tokens < 0 || n_tokens > s->length) {
+  if (logical_length < 0 || logical_length > s->length) {
     return out_of_range("static cache: cannot truncate " + seq_name(seq) + " of " +
-                        std::to_string(s->length) + " tokens to " + std::to_string(n_tokens));
+                        std::to_string(s->length) + " tokens to " + std::to_string(logical_length));
   }
-  set_live(bytes_.live - live_bytes(s->length - n_tokens));
-  s->length = n_tokens;
+  set_live(bytes_.live - live_bytes(s->length - logical_length));
+  s->length = logical_length;
   return ok_status();
 }
 
@@ -176,7 +207,8 @@ Status StaticCacheStore::copy(SequenceId seq, std::span<const int64_t> src, int6
       for (int h = 0; h < geometry_.kv_heads; ++h) {
         for (int64_t j = 0; j < n; ++j) {
           if (src[j] == dst_start + j) continue;  // already in place (a chain)
-          std::memcpy(slot(*s, l, kv, h, dst_start + j), slot(*s, l, kv, h, src[j]), vector_bytes_);
+          std::memcpy(slot(*s, l, kv, h, dst_start + j), slot(*s, l, kv, h, src[j]),
+                      vector_bytes_[static_cast<std::size_t>(l)]);
         }
       }
     }
@@ -195,15 +227,20 @@ Result<KVView> StaticCacheStore::view(SequenceId seq, int layer) {
     return out_of_range("static cache: layer " + std::to_string(layer) + " of " +
                         std::to_string(geometry_.layers));
   }
+  const auto l = static_cast<std::size_t>(layer);
   const int64_t hd = geometry_.head_dim;
   KVView out;
-  Tensor* views[2] = {&out.k, &out.v};
+  out.segment_count = 1;
+  KVSegment& segment = out.segments[0];
+  segment.count = s->length;
+  segment.positions = s->positions.get();
+  Tensor* views[2] = {&segment.k, &segment.v};
   for (int kv = 0; kv < 2; ++kv) {
     Tensor& t = *views[kv];
     t.dtype = DType::kF32;
     t.rank = 3;
     t.shape = {geometry_.kv_heads, s->length, hd, 0};
-    if (raw_f32_) {
+    if (raw_f32_[l]) {
       // The arena holds the floats themselves: [kv_heads, max_tokens, head_dim]
       // per (layer, kv), of which the first `length` tokens are used.
       t.data = slot(*s, layer, kv, 0, 0);
@@ -212,8 +249,8 @@ Result<KVView> StaticCacheStore::view(SequenceId seq, int layer) {
       // Decode the used prefix into the scratch, contiguous [kv_heads, length, head_dim].
       float* base = s->scratch.get() + kv * geometry_.kv_heads * s->max_tokens * hd;
       for (int h = 0; h < geometry_.kv_heads; ++h) {
-        codec_->decode(slot(*s, layer, kv, h, 0), s->length, geometry_.head_dim,
-                       base + h * s->length * hd);
+        codecs_[l]->decode(slot(*s, layer, kv, h, 0), s->length, geometry_.head_dim,
+                           base + h * s->length * hd);
       }
       t.data = base;
       t.stride = {s->length * hd, hd, 1, 0};
@@ -222,12 +259,9 @@ Result<KVView> StaticCacheStore::view(SequenceId seq, int layer) {
   return out;
 }
 
-int64_t StaticCacheStore::token_count(SequenceId seq) const {
-  return get(seq).length;
-}
-
-int64_t StaticCacheStore::capacity(SequenceId seq) const {
-  return get(seq).max_tokens;
+SequenceInfo StaticCacheStore::info(SequenceId seq) const {
+  const Sequence& s = get(seq);
+  return {s.length, s.length, s.max_tokens, 0};
 }
 
 int64_t StaticCacheStore::stored_length(SequenceId seq, int /*layer*/, int /*kv*/) const {
@@ -253,13 +287,14 @@ const StaticCacheStore::Sequence& StaticCacheStore::get(SequenceId seq) const {
 
 uint8_t* StaticCacheStore::slot(const Sequence& s, int layer, int kv, int head,
                                 int64_t token) const {
-  // [layers, 2, kv_heads, max_tokens, vector_bytes]
-  const auto index =
-      ((static_cast<std::size_t>(layer) * 2 + static_cast<std::size_t>(kv)) * geometry_.kv_heads +
-       static_cast<std::size_t>(head)) *
+  // Layers one after another; within layer l: [2, kv_heads, max_tokens, vector_bytes(l)].
+  const std::size_t offset =
+      layer_start_[static_cast<std::size_t>(layer)] * static_cast<std::size_t>(s.max_tokens);
+  const auto row =
+      (static_cast<std::size_t>(kv) * geometry_.kv_heads + static_cast<std::size_t>(head)) *
           static_cast<std::size_t>(s.max_tokens) +
       static_cast<std::size_t>(token);
-  return s.arena.get() + index * vector_bytes_;
+  return s.arena.get() + offset + row * vector_bytes_[static_cast<std::size_t>(layer)];
 }
 
 void StaticCacheStore::set_live(std::size_t live) {

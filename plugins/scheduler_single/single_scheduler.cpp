@@ -21,7 +21,9 @@ Result<GenerationStats> SingleScheduler::run(Engine& engine, const GenerationReq
     return invalid_argument(
         "the prompt has no tokens, and this model has no BOS token to start from; give a prompt");
   const int64_t capacity = engine.max_tokens();
-  if (static_cast<int64_t>(request.prompt.size()) >= capacity) {
+  // A store that evicts runs on past its capacity (its memory stays flat).
+  const bool bounded = !engine.cache().policy().evicts;
+  if (bounded && static_cast<int64_t>(request.prompt.size()) >= capacity) {
     return resource_exhausted("the prompt has " + std::to_string(request.prompt.size()) +
                               " tokens but the cache holds " + std::to_string(capacity) +
                               " (cache.max_tokens), which leaves no room to generate; raise "
@@ -42,7 +44,7 @@ Result<GenerationStats> SingleScheduler::run(Engine& engine, const GenerationReq
   Status status;
   auto start = std::chrono::steady_clock::now();
   while (stats.generated_tokens < request.max_new_tokens) {
-    if (static_cast<int64_t>(sequence.tokens.size()) >= capacity) {
+    if (bounded && static_cast<int64_t>(sequence.tokens.size()) >= capacity) {
       stats.stop_reason = "cache_full";
       break;
     }

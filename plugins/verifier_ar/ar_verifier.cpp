@@ -20,8 +20,8 @@ Status ArVerifier::verify(DecodeContext& context, const Draft& draft,
   SequenceState& seq = context.sequence;
   const int64_t pending = static_cast<int64_t>(seq.tokens.size()) - seq.cached;
   if (pending <= 0) return failed_precondition("the sequence has no token to feed");
-  ASSIGN_OR_RETURN(const int64_t in_cache, context.cache.token_count(seq.id));
-  if (seq.cached != in_cache)
+  ASSIGN_OR_RETURN(const SequenceInfo info, context.cache.info(seq.id));
+  if (seq.cached != info.logical_length)
     return internal_error("sequence and cache disagree on the cached length");
 
   const std::span<const int32_t> tokens(seq.tokens.data() + seq.cached,

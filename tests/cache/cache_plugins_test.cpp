@@ -66,8 +66,8 @@ TEST(CachePlugins, LoadedStoreAndCodecRoundTrip) {
   EXPECT_TRUE(compressor->stores_raw_f32());
 
   const CacheGeometry g{2, 2, 8};
-  CheckedCacheStore checked(std::move(store), cache->name);
-  ASSERT_TRUE(checked.init(g, std::move(compressor)).ok());
+  test::CodecOwningStore checked(std::move(store), cache->name, std::move(compressor));
+  ASSERT_TRUE(checked.init(g).ok());
   ASSERT_TRUE(checked.allocate(1, 8).ok());
   test::KVBatch b = test::make_batch(g, 0, 3, 0);
   ASSERT_TRUE(checked.append(1, b.positions, b.kt, b.vt).ok());

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/cache/cache_store.h"
+#include "core/cache/checked_cache_store.h"
 #include "core/compressor/compressor.h"
 #include "core/tensor/dtype.h"
 #include "core/tensor/tensor.h"
@@ -82,6 +83,13 @@ struct RefCache {
     }
   }
   void truncate(int64_t n) { tokens.resize(static_cast<std::size_t>(n)); }
+  // What a sink + window store keeps once a token at `last_position` was
+  // appended: positions below `sink`, and above last_position - window.
+  void evict(int64_t sink, int64_t window, int64_t last_position) {
+    std::erase_if(tokens, [&](const RefToken& t) {
+      return t.position >= sink && t.position <= last_position - window;
+    });
+  }
   // Through a temporary, so aliasing cannot matter.
   void copy(std::span<const int64_t> src, int64_t dst_start) {
     std::vector<RefToken> moved;
@@ -96,30 +104,39 @@ struct RefCache {
   }
 };
 
-// Every element of the view of every layer equals the reference (bit for bit).
+// Every element of the view of every layer equals the reference (bit for bit),
+// the segments read one after another.
 template <typename Store>
 ::testing::AssertionResult views_match(Store& store, SequenceId seq, const RefCache& ref) {
   const auto n = static_cast<int64_t>(ref.tokens.size());
   for (int l = 0; l < ref.g.layers; ++l) {
     auto view = store.view(seq, l);
     if (!view.ok()) return ::testing::AssertionFailure() << view.status().to_string();
-    const Tensor* ts[2] = {&view->k, &view->v};
-    for (int kv = 0; kv < 2; ++kv) {
-      const Tensor& t = *ts[kv];
-      if (t.rank != 3 || t.dim(0) != ref.g.kv_heads || t.dim(1) != n || t.dim(2) != ref.g.head_dim)
-        return ::testing::AssertionFailure()
-               << "layer " << l << " kv " << kv << " view is " << t.describe() << ", reference has "
-               << n << " tokens";
-      for (int h = 0; h < ref.g.kv_heads; ++h)
-        for (int64_t tok = 0; tok < n; ++tok)
-          for (int d = 0; d < ref.g.head_dim; ++d) {
-            const float got = t.f32()[h * t.stride[0] + tok * t.stride[1] + d * t.stride[2]];
-            const float want = ref.at(kv, l, tok, h, d);
-            if (std::memcmp(&got, &want, sizeof(float)) != 0)
-              return ::testing::AssertionFailure()
-                     << "layer " << l << (kv ? " V" : " K") << " head " << h << " token " << tok
-                     << " d " << d << ": got " << got << ", want " << want;
-          }
+    if (view->entries() != n)
+      return ::testing::AssertionFailure()
+             << "layer " << l << " view has " << view->entries() << " entries, reference has " << n;
+    int64_t tok = 0;
+    for (int s = 0; s < view->segment_count; ++s) {
+      const KVSegment& seg = view->segments[static_cast<std::size_t>(s)];
+      const Tensor* ts[2] = {&seg.k, &seg.v};
+      for (int64_t j = 0; j < seg.count; ++j, ++tok) {
+        if (seg.positions[j] != ref.tokens[static_cast<std::size_t>(tok)].position)
+          return ::testing::AssertionFailure()
+                 << "layer " << l << " entry " << tok << " has position " << seg.positions[j]
+                 << ", want " << ref.tokens[static_cast<std::size_t>(tok)].position;
+        for (int kv = 0; kv < 2; ++kv) {
+          const Tensor& t = *ts[kv];
+          for (int h = 0; h < ref.g.kv_heads; ++h)
+            for (int d = 0; d < ref.g.head_dim; ++d) {
+              const float got = t.f32()[h * t.stride[0] + j * t.stride[1] + d * t.stride[2]];
+              const float want = ref.at(kv, l, tok, h, d);
+              if (std::memcmp(&got, &want, sizeof(float)) != 0)
+                return ::testing::AssertionFailure()
+                       << "layer " << l << (kv ? " V" : " K") << " head " << h << " entry " << tok
+                       << " d " << d << ": got " << got << ", want " << want;
+            }
+        }
+      }
     }
   }
   return ::testing::AssertionSuccess();
@@ -144,6 +161,23 @@ template <typename Store>
              << "position[" << i << "] = " << pos[i] << ", want " << ref.tokens[i].position;
   return ::testing::AssertionSuccess();
 }
+
+// A CheckedCacheStore that owns its codec (one for every layer), for tests. The
+// codec outlives the store: the holder is the first base, destroyed last.
+struct CodecHolder {
+  std::unique_ptr<Compressor> codec;
+  std::vector<const Compressor*> layer_codecs;
+};
+class CodecOwningStore : private CodecHolder, public CheckedCacheStore {
+ public:
+  CodecOwningStore(std::unique_ptr<CacheStore> store, std::string name,
+                   std::unique_ptr<Compressor> codec)
+      : CodecHolder{std::move(codec), {}}, CheckedCacheStore(std::move(store), std::move(name)) {}
+  Status init(const CacheGeometry& g, StoredKeys keys = StoredKeys::kRotated) {
+    layer_codecs.assign(static_cast<std::size_t>(g.layers), CodecHolder::codec.get());
+    return CheckedCacheStore::init(g, layer_codecs, keys);
+  }
+};
 
 // A lossy test codec: rounds each float to IEEE half and stores 2 bytes per element.
 class HalfCodec final : public Compressor {

@@ -32,6 +32,7 @@ enum class Bug {
   kPositionsTooShort,     // positions() one entry short
   kHalfAppendsThenFails,  // append fails after storing the tokens
   kCapacityTooSmall,      // capacity() below what allocate() asked for
+  kForkLosesAToken,       // fork gives the copy one entry less (reported as fewer)
 };
 
 // Forwards to a real StaticCacheStore and breaks one rule.
@@ -39,8 +40,14 @@ class BrokenStore final : public CacheStore {
  public:
   explicit BrokenStore(Bug bug) : bug_(bug) {}
 
-  Status init(const CacheGeometry& g, std::unique_ptr<Compressor> codec) override {
-    return inner_.init(g, std::move(codec));
+  Status init(const CacheGeometry& g, std::span<const Compressor* const> codecs) override {
+    return inner_.init(g, codecs);
+  }
+  CachePolicy policy() const override { return inner_.policy(); }
+  Status fork(SequenceId src, SequenceId dst) override {
+    RETURN_IF_ERROR(inner_.fork(src, dst));
+    if (bug_ == Bug::kForkLosesAToken) return inner_.truncate(dst, inner_.info(dst).stored - 1);
+    return ok_status();
   }
   Status allocate(SequenceId seq, int64_t capacity) override {
     return inner_.allocate(seq, capacity);
@@ -48,7 +55,7 @@ class BrokenStore final : public CacheStore {
   Status release(SequenceId seq) override { return inner_.release(seq); }
   Status append(SequenceId seq, std::span<const int32_t> positions, const Tensor& k,
                 const Tensor& v) override {
-    lagging_v_length_ = inner_.token_count(seq);
+    lagging_v_length_ = inner_.info(seq).stored;
     RETURN_IF_ERROR(inner_.append(seq, positions, k, v));
     if (bug_ == Bug::kHalfAppendsThenFails) return internal_error("disk on fire");
     return ok_status();
@@ -64,9 +71,10 @@ class BrokenStore final : public CacheStore {
     return inner_.copy(seq, src, dst_start);
   }
   Result<KVView> view(SequenceId seq, int layer) override { return inner_.view(seq, layer); }
-  int64_t token_count(SequenceId seq) const override { return inner_.token_count(seq); }
-  int64_t capacity(SequenceId seq) const override {
-    return inner_.capacity(seq) - (bug_ == Bug::kCapacityTooSmall ? 1 : 0);
+  SequenceInfo info(SequenceId seq) const override {
+    SequenceInfo i = inner_.info(seq);
+    if (bug_ == Bug::kCapacityTooSmall) i.capacity -= 1;
+    return i;
   }
   int64_t stored_length(SequenceId seq, int layer, int kv) const override {
     if (bug_ == Bug::kForgetsOneVLength && layer == 1 && kv == 1) return lagging_v_length_;
@@ -95,9 +103,10 @@ class BrokenStore final : public CacheStore {
   mutable std::vector<int32_t> swapped_;
 };
 
-std::unique_ptr<CheckedCacheStore> make_checked(Bug bug) {
-  auto store = std::make_unique<CheckedCacheStore>(std::make_unique<BrokenStore>(bug), "broken");
-  EXPECT_TRUE(store->init(kGeometry, std::make_unique<IdentityCodec>()).ok());
+std::unique_ptr<test::CodecOwningStore> make_checked(Bug bug) {
+  auto store = std::make_unique<test::CodecOwningStore>(
+      std::make_unique<BrokenStore>(bug), "broken", std::make_unique<IdentityCodec>());
+  EXPECT_TRUE(store->init(kGeometry).ok());
   return store;
 }
 
@@ -163,7 +172,7 @@ TEST(CheckedCacheStore, WrongCountAfterCopyIsInternal) {
   Status st = store->copy(0, path, 1);
   EXPECT_EQ(st.code(), StatusCode::kInternal);
   EXPECT_THAT(st.message(), AllOf(HasSubstr("'broken'"), HasSubstr("copy"),
-                                  HasSubstr("token count 3, expected 4")));
+                                  HasSubstr("logical length 3, expected 4")));
 }
 
 TEST(CheckedCacheStore, FailedMutationMustLeaveTheSequenceUnchanged) {
@@ -196,7 +205,35 @@ TEST(CheckedCacheStore, CapacityBelowTheRequestIsInternal) {
   auto store = make_checked(Bug::kCapacityTooSmall);
   Status st = store->allocate(0, 16);
   EXPECT_EQ(st.code(), StatusCode::kInternal);
-  EXPECT_THAT(st.message(), HasSubstr("capacity 15 tokens, asked for 16"));
+  EXPECT_THAT(st.message(), HasSubstr("capacity 15 entries, expected 16"));
+}
+
+TEST(CheckedCacheStore, AForkThatDiffersFromItsSourceIsInternal) {
+  auto store = make_checked(Bug::kForkLosesAToken);
+  ASSERT_TRUE(store->allocate(0, 16).ok());
+  ASSERT_TRUE(append_tokens(*store, 0, 0, 4).ok());
+  Status st = store->fork(0, 1);
+  EXPECT_EQ(st.code(), StatusCode::kInternal);
+  EXPECT_THAT(st.message(), AllOf(HasSubstr("'broken'"), HasSubstr("fork")));
+}
+
+TEST(CheckedCacheStore, ForkChecksItsArguments) {
+  auto store = make_checked(Bug::kNone);
+  ASSERT_TRUE(store->allocate(0, 16).ok());
+  ASSERT_TRUE(store->allocate(1, 16).ok());
+  EXPECT_EQ(store->fork(0, 1).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(store->fork(5, 2).code(), StatusCode::kNotFound);
+  ASSERT_TRUE(append_tokens(*store, 0, 0, 3).ok());
+  ASSERT_TRUE(store->fork(0, 2).ok());
+  EXPECT_EQ(store->info(2)->logical_length, 3);
+}
+
+TEST(CheckedCacheStore, TruncateBelowWhatTheStoreCanRestoreIsRefused) {
+  auto store = make_checked(Bug::kNone);
+  ASSERT_TRUE(store->allocate(0, 16).ok());
+  ASSERT_TRUE(append_tokens(*store, 0, 0, 3).ok());
+  EXPECT_EQ(store->truncate(0, 4).code(), StatusCode::kOutOfRange);
+  EXPECT_TRUE(store->truncate(0, 0).ok());
 }
 
 TEST(CheckedCacheStore, UseBeforeInitIsFailedPrecondition) {
@@ -205,19 +242,23 @@ TEST(CheckedCacheStore, UseBeforeInitIsFailedPrecondition) {
   EXPECT_EQ(store.view(0, 0).status().code(), StatusCode::kFailedPrecondition);
 }
 
-TEST(CheckedCacheStore, InitChecksGeometryAndCodec) {
+TEST(CheckedCacheStore, InitChecksGeometryAndCodecs) {
+  const IdentityCodec identity;
+  const std::vector<const Compressor*> three(3, &identity);
   {
     CheckedCacheStore store(std::make_unique<StaticCacheStore>(), "static");
-    Status st = store.init(CacheGeometry{0, 2, 4}, std::make_unique<IdentityCodec>());
+    Status st = store.init(CacheGeometry{0, 2, 4}, three);
     EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
     EXPECT_THAT(st.message(), HasSubstr("'static'"));
   }
   {
     CheckedCacheStore store(std::make_unique<StaticCacheStore>(), "static");
-    EXPECT_EQ(store.init(kGeometry, nullptr).code(), StatusCode::kInvalidArgument);
-    ASSERT_TRUE(store.init(kGeometry, std::make_unique<IdentityCodec>()).ok());
-    EXPECT_EQ(store.init(kGeometry, std::make_unique<IdentityCodec>()).code(),
-              StatusCode::kFailedPrecondition);
+    const std::vector<const Compressor*> missing = {&identity, nullptr, &identity};
+    EXPECT_EQ(store.init(kGeometry, missing).code(), StatusCode::kInvalidArgument);
+    const std::vector<const Compressor*> two(2, &identity);
+    EXPECT_THAT(store.init(kGeometry, two).message(), HasSubstr("2 codecs for 3 layers"));
+    ASSERT_TRUE(store.init(kGeometry, three).ok());
+    EXPECT_EQ(store.init(kGeometry, three).code(), StatusCode::kFailedPrecondition);
     EXPECT_EQ(store.geometry().head_dim, 4);
     EXPECT_EQ(store.plugin_name(), "static");
   }

@@ -22,8 +22,8 @@ using test::make_batch;
 // One decode step after another: append, view every layer, accept a path, truncate.
 long allocations_in_steps(std::unique_ptr<Compressor> codec) {
   const CacheGeometry g{4, 2, 16};
-  CheckedCacheStore store(std::make_unique<StaticCacheStore>(), "static");
-  EXPECT_TRUE(store.init(g, std::move(codec)).ok());
+  test::CodecOwningStore store(std::make_unique<StaticCacheStore>(), "static", std::move(codec));
+  EXPECT_TRUE(store.init(g).ok());
   EXPECT_TRUE(store.allocate(0, 64).ok());
   // Inputs prepared before counting: the caller's buffers are not the store's business.
   std::vector<KVBatch> steps;
@@ -38,13 +38,13 @@ long allocations_in_steps(std::unique_ptr<Compressor> codec) {
     for (int l = 0; l < g.layers; ++l) {
       auto view = store.view(0, l);
       EXPECT_TRUE(view.ok());
-      sink += view->k.f32()[0] + view->v.f32()[0];
+      sink += view->segments[0].k.f32()[0] + view->segments[0].v.f32()[0];
     }
     const int64_t src[2] = {len + path[0], len + path[1]};
     EXPECT_TRUE(store.copy(0, src, len).ok());
     len += 2;
     EXPECT_TRUE(store.truncate(0, len).ok());
-    EXPECT_EQ(*store.token_count(0), len);
+    EXPECT_EQ(store.info(0)->stored, len);
     EXPECT_EQ(store.positions(0)->size(), static_cast<std::size_t>(len));
     (void)store.bytes();
   }

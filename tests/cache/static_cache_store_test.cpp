@@ -27,15 +27,16 @@ using ::testing::HasSubstr;
 
 constexpr CacheGeometry kGeometry{3, 2, 4};  // layers, kv_heads, head_dim
 
-std::unique_ptr<CheckedCacheStore> make_store(const CacheGeometry& g,
-                                              std::unique_ptr<Compressor> codec) {
-  auto store = std::make_unique<CheckedCacheStore>(std::make_unique<StaticCacheStore>(), "static");
-  Status st = store->init(g, std::move(codec));
+std::unique_ptr<test::CodecOwningStore> make_store(const CacheGeometry& g,
+                                                   std::unique_ptr<Compressor> codec) {
+  auto store = std::make_unique<test::CodecOwningStore>(std::make_unique<StaticCacheStore>(),
+                                                        "static", std::move(codec));
+  Status st = store->init(g);
   EXPECT_TRUE(st.ok()) << st.to_string();
   return store;
 }
 
-std::unique_ptr<CheckedCacheStore> make_identity_store(const CacheGeometry& g = kGeometry) {
+std::unique_ptr<test::CodecOwningStore> make_identity_store(const CacheGeometry& g = kGeometry) {
   return make_store(g, std::make_unique<IdentityCodec>());
 }
 
@@ -62,7 +63,7 @@ TEST(StaticCacheStore, AppendThenViewReturnsWhatWasAppended) {
   EXPECT_TRUE(views_match(*store, 0, ref));
   append(*store, 0, ref, 3);
   append(*store, 0, ref, 1);
-  EXPECT_EQ(*store->token_count(0), 9);
+  EXPECT_EQ(store->info(0)->stored, 9);
   EXPECT_TRUE(views_match(*store, 0, ref));
   EXPECT_TRUE(positions_match(*store, 0, ref));
 }
@@ -74,16 +75,16 @@ TEST(StaticCacheStore, IdentityViewPointsIntoTheArenaWithMaxTokensStride) {
   append(*store, 0, ref, 3);
   auto v0 = store->view(0, 1);
   ASSERT_TRUE(v0.ok());
-  EXPECT_EQ(v0->k.stride[0], 16 * kGeometry.head_dim);
-  EXPECT_EQ(v0->k.stride[1], kGeometry.head_dim);
-  EXPECT_EQ(v0->k.stride[2], 1);
+  EXPECT_EQ(v0->segments[0].k.stride[0], 16 * kGeometry.head_dim);
+  EXPECT_EQ(v0->segments[0].k.stride[1], kGeometry.head_dim);
+  EXPECT_EQ(v0->segments[0].k.stride[2], 1);
   // A later append writes in place: the old view's memory now holds the new token too.
   append(*store, 0, ref, 1);
   auto v1 = store->view(0, 1);
   ASSERT_TRUE(v1.ok());
-  EXPECT_EQ(v1->k.data, v0->k.data);
-  EXPECT_EQ(v1->v.data, v0->v.data);
-  EXPECT_EQ(v1->k.dim(1), 4);
+  EXPECT_EQ(v1->segments[0].k.data, v0->segments[0].k.data);
+  EXPECT_EQ(v1->segments[0].v.data, v0->segments[0].v.data);
+  EXPECT_EQ(v1->segments[0].k.dim(1), 4);
 }
 
 TEST(StaticCacheStore, EmptySequenceHasEmptyViews) {
@@ -91,8 +92,8 @@ TEST(StaticCacheStore, EmptySequenceHasEmptyViews) {
   ASSERT_TRUE(store->allocate(0, 4).ok());
   auto v = store->view(0, 0);
   ASSERT_TRUE(v.ok());
-  EXPECT_EQ(v->k.dim(1), 0);
-  EXPECT_EQ(v->v.dim(1), 0);
+  EXPECT_EQ(v->segments[0].k.dim(1), 0);
+  EXPECT_EQ(v->segments[0].v.dim(1), 0);
   EXPECT_TRUE(store->positions(0)->empty());
 }
 
@@ -131,7 +132,7 @@ TEST(StaticCacheStore, TruncateKeepsThePrefix) {
   append(*store, 0, ref, 6);
   ASSERT_TRUE(store->truncate(0, 3).ok());
   ref.truncate(3);
-  EXPECT_EQ(*store->token_count(0), 3);
+  EXPECT_EQ(store->info(0)->stored, 3);
   EXPECT_TRUE(views_match(*store, 0, ref));
   EXPECT_TRUE(positions_match(*store, 0, ref));
   append(*store, 0, ref, 2);  // overwrites the dropped slots
@@ -150,7 +151,7 @@ TEST(StaticCacheStore, TruncatePastTheLengthIsOutOfRange) {
   Status st = store->truncate(0, 5);
   EXPECT_EQ(st.code(), StatusCode::kOutOfRange) << st.to_string();
   EXPECT_EQ(store->truncate(0, -1).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(*store->token_count(0), 4);
+  EXPECT_EQ(store->info(0)->stored, 4);
 }
 
 struct CopyCase {
@@ -175,7 +176,7 @@ TEST_P(StaticCacheStoreCopy, MatchesACopyThroughATemporary) {
   Status st = store->copy(0, c.src, c.dst_start);
   ASSERT_TRUE(st.ok()) << st.to_string();
   ref.copy(c.src, c.dst_start);
-  EXPECT_EQ(*store->token_count(0), c.dst_start + static_cast<int64_t>(c.src.size()));
+  EXPECT_EQ(store->info(0)->stored, c.dst_start + static_cast<int64_t>(c.src.size()));
   EXPECT_TRUE(views_match(*store, 0, ref));
   EXPECT_TRUE(positions_match(*store, 0, ref));
   // The sequence keeps working after the copy.
@@ -315,7 +316,7 @@ TEST(StaticCacheStore, AppendPastCapacityIsResourceExhaustedAndChangesNothing) {
   EXPECT_EQ(st.code(), StatusCode::kResourceExhausted) << st.to_string();
   EXPECT_THAT(st.message(), HasSubstr("capacity is 8"));
   EXPECT_THAT(st.message(), HasSubstr("needs 9"));
-  EXPECT_EQ(*store->token_count(0), 6);
+  EXPECT_EQ(store->info(0)->stored, 6);
   EXPECT_TRUE(views_match(*store, 0, ref));
   EXPECT_TRUE(positions_match(*store, 0, ref));
   EXPECT_EQ(store->bytes().live, before.live);
@@ -361,7 +362,7 @@ TEST(StaticCacheStore, BadShapesAreInvalidArgument) {
   Tensor null_data = b.kt;
   null_data.data = nullptr;
   EXPECT_EQ(store->append(0, b.positions, null_data, b.vt).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(*store->token_count(0), 0);
+  EXPECT_EQ(store->info(0)->stored, 0);
 }
 
 TEST(StaticCacheStore, DecreasingPositionsAreInvalidArgument) {
@@ -376,7 +377,7 @@ TEST(StaticCacheStore, DecreasingPositionsAreInvalidArgument) {
   EXPECT_EQ(store->append(0, c.positions, c.kt, c.vt).code(), StatusCode::kInvalidArgument);
   c.positions = {-1};
   EXPECT_EQ(store->append(0, c.positions, c.kt, c.vt).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(*store->token_count(0), 3);
+  EXPECT_EQ(store->info(0)->stored, 3);
 }
 
 TEST(StaticCacheStore, UnknownSequenceIsNotFound) {
@@ -389,8 +390,8 @@ TEST(StaticCacheStore, UnknownSequenceIsNotFound) {
   EXPECT_EQ(store->copy(7, src, 0).code(), StatusCode::kNotFound);
   EXPECT_EQ(store->view(7, 0).status().code(), StatusCode::kNotFound);
   EXPECT_EQ(store->release(7).code(), StatusCode::kNotFound);
-  EXPECT_EQ(store->token_count(7).status().code(), StatusCode::kNotFound);
-  EXPECT_EQ(store->capacity(7).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store->info(7).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store->info(7).status().code(), StatusCode::kNotFound);
   EXPECT_EQ(store->positions(7).status().code(), StatusCode::kNotFound);
   EXPECT_THAT(store->truncate(7, 0).message(), HasSubstr("sequence 7"));
   EXPECT_FALSE(store->contains(7));
@@ -406,7 +407,7 @@ TEST(StaticCacheStore, LayerOutOfRangeAndDoubleAllocateAreRefused) {
   EXPECT_EQ(store->view(0, -1).status().code(), StatusCode::kOutOfRange);
   EXPECT_EQ(store->allocate(0, 8).code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(store->allocate(1, 0).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(*store->capacity(0), 8);
+  EXPECT_EQ(store->info(0)->capacity, 8);
 }
 
 TEST(StaticCacheStore, TwoSequencesAreIndependent) {
@@ -446,8 +447,8 @@ TEST(StaticCacheStore, LossyCodecViewsAreTheDecodedValues) {
   // Decoded views are contiguous [kv_heads, length, head_dim].
   auto v = store->view(0, 1);
   ASSERT_TRUE(v.ok());
-  EXPECT_TRUE(v->k.is_contiguous());
-  EXPECT_TRUE(v->v.is_contiguous());
+  EXPECT_TRUE(v->segments[0].k.is_contiguous());
+  EXPECT_TRUE(v->segments[0].v.is_contiguous());
 
   std::vector<int64_t> path = {0, 2, 3};
   ASSERT_TRUE(store->copy(0, path, 0).ok());
@@ -480,10 +481,11 @@ TEST(StaticCacheStore, LossyCodecExactValuesSurviveUnchanged) {
                   .ok());
   auto view = store->view(0, 0);
   ASSERT_TRUE(view.ok());
-  for (int d = 0; d < 4; ++d) EXPECT_EQ(view->k.f32()[d], k[static_cast<std::size_t>(d)]);
-  EXPECT_NE(view->v.f32()[0], 1.0f / 3);  // 1/3 is not a half
-  EXPECT_EQ(view->v.f32()[0], HalfCodec::round(1.0f / 3));
-  EXPECT_EQ(view->v.f32()[3], 65504.0f);
+  for (int d = 0; d < 4; ++d)
+    EXPECT_EQ(view->segments[0].k.f32()[d], k[static_cast<std::size_t>(d)]);
+  EXPECT_NE(view->segments[0].v.f32()[0], 1.0f / 3);  // 1/3 is not a half
+  EXPECT_EQ(view->segments[0].v.f32()[0], HalfCodec::round(1.0f / 3));
+  EXPECT_EQ(view->segments[0].v.f32()[3], 65504.0f);
 }
 
 // A codec whose size is not per vector (a 16-byte header per run).
@@ -499,7 +501,9 @@ class RunHeaderCodec final : public Compressor {
 
 TEST(StaticCacheStore, InitRefusesACodecThatIsNotPerVector) {
   StaticCacheStore store;
-  Status st = store.init(kGeometry, std::make_unique<RunHeaderCodec>());
+  const RunHeaderCodec codec;
+  const std::vector<const Compressor*> codecs(3, &codec);
+  Status st = store.init(kGeometry, codecs);
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.to_string();
   EXPECT_THAT(st.message(), HasSubstr("per-vector"));
 }

@@ -103,19 +103,19 @@ TEST(PluginOptions, UnknownKeySuggestsAndListsCoreAndPluginKeys) {
   EXPECT_EQ(values.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(values.status().message(),
             "configs/p.toml:7:1: unknown key 'cache.max_tokns'; did you mean "
-            "'cache.max_tokens'? keys allowed in [cache]: plugin, max_tokens, max_memory_mib; "
+            "'cache.max_tokens'? keys allowed in [cache]: plugin, max_tokens, max_memory_mib, "
+            "codec_stage, codec_skip_layers; "
             "cache plugin "
             "'static' has no options");
 
   const Config typo = parse("[model]\npath = \"m\"\n[cache]\nwindw = 3\n");
   const auto sw = typo.plugin_options("cache", kSinkWindow, "cache plugin 'sink_window'");
   ASSERT_FALSE(sw.ok());
-  EXPECT_THAT(
-      sw.status().message(),
-      HasSubstr(
-          "configs/p.toml:4:1: unknown key 'cache.windw'; did you mean "
-          "'cache.window'? keys allowed in [cache]: plugin, max_tokens, max_memory_mib; cache "
-          "plugin 'sink_window': sink, window, reassign"));
+  EXPECT_THAT(sw.status().message(),
+              HasSubstr("configs/p.toml:4:1: unknown key 'cache.windw'; did you mean "
+                        "'cache.window'? keys allowed in [cache]: plugin, max_tokens, "
+                        "max_memory_mib, codec_stage, codec_skip_layers; cache "
+                        "plugin 'sink_window': sink, window, reassign"));
 }
 
 TEST(PluginOptions, WrongTypeNamesThePlugin) {
