@@ -270,8 +270,7 @@ void attention(const AttentionParams& a, const RopeTable& rope, ThreadPool* pool
           // Visits every visible (key, value) in the fixed order: stored
           // segments, then batch tokens.
           const auto each_visible = [&](auto&& visit) {
-            for (int s = 0; s < view.segment_count; ++s) {
-              const KVSegment& seg = view.segments[static_cast<std::size_t>(s)];
+            for (const KVSegment& seg : view.segments) {
               const float* ks = seg.k.f32() + kvh * seg.k.stride[0];
               const float* vs = seg.v.f32() + kvh * seg.v.stride[0];
               for (int64_t j = 0; j < seg.count; ++j) {
@@ -286,7 +285,7 @@ void attention(const AttentionParams& a, const RopeTable& rope, ThreadPool* pool
               if (!a.rule.sees(position, p)) continue;
               visit(a.batch_k.f32() + j * a.batch_k.stride[0] + kvh * a.batch_k.stride[1],
                     a.batch_v.f32() + j * a.batch_v.stride[0] + kvh * a.batch_v.stride[1], p,
-                    false);
+                    rotate_stored);
             }
           };
 

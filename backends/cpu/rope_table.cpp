@@ -7,8 +7,8 @@ namespace tessera::cpu {
 bool RopeTable::prepare(int64_t head_dim, float theta, int64_t positions) {
   if (head_dim == head_dim_ && theta == theta_ && positions <= positions_) return true;
   const int64_t pairs = head_dim / 2;
-  std::unique_ptr<float[]> table(new (std::nothrow)
-                                     float[static_cast<std::size_t>(positions * pairs * 2)]);
+  std::unique_ptr<float[]> table(
+      new (std::nothrow) float[static_cast<std::size_t>(positions * pairs * 2)]);
   if (!table) return false;
   for (int64_t p = 0; p < positions; ++p)
     for (int64_t pair = 0; pair < pairs; ++pair) {

@@ -45,8 +45,9 @@ struct InBatchVisibility {
 // docs/architecture.md, "Attention over stored K/V".
 struct AttentionParams {
   Tensor q;        // f32 [n, heads, head_dim], rotated at `positions`
-  Tensor batch_k;  // f32 [n, kv_heads, head_dim]: the batch's own keys, rotated, as
-                   // the cache holds them (through the layer's codec)
+  Tensor batch_k;  // f32 [n, kv_heads, head_dim]: the batch's own keys as the cache
+                   // holds them (through the layer's codec; rotated unless stored_keys
+                   // says the cache keeps them before RoPE)
   Tensor batch_v;  // f32 [n, kv_heads, head_dim]
   std::span<const int32_t> positions;  // [n] logical positions of the batch tokens
   std::span<const KVView> views;       // entries stored before this forward, per sequence
@@ -93,10 +94,11 @@ class Backend : public PluginObject {
   // head h / (heads / kv_heads)). Token i attends to the entries of
   // views[view_of[i]] and the batch tokens in_batch lets it see, each kept only
   // if rule.sees(positions[i], its position); stored entries first (segment
-  // order), then batch tokens (batch order). Keys stored before RoPE are
-  // rotated at their positions as they are read; under rule.reassign, keys
-  // below rule.sink are moved by rule.sink_shift(t) (kv_view.h). A token that
-  // sees nothing gets zeros. out must not alias the inputs.
+  // order), then batch tokens (batch order). Keys kept before RoPE (stored and
+  // batch alike) are rotated at their positions as they are read; under
+  // rule.reassign, keys below rule.sink are moved by rule.sink_shift(t)
+  // (kv_view.h). A token that sees nothing gets zeros. out must not alias the
+  // inputs.
   virtual void attention(const AttentionParams& params) = 0;
 };
 

@@ -241,13 +241,14 @@ Result<KVView> CheckedCacheStore::view(SequenceId seq, int layer) {
   if (!result.ok()) return result.status().with_context("cache '" + plugin_name_ + "'");
   const int64_t stored = store_->info(seq).stored;
   const KVView& kv = *result;
-  if (kv.segment_count < 0 || kv.segment_count > kMaxKVSegments || kv.entries() != stored) {
+  if (kv.entries() != stored) {
     return broke("its contract", "view", seq,
-                 "layer " + str(layer) + " view has " + str(kv.segment_count) + " segments of " +
+                 "layer " + str(layer) + " view has " +
+                     str(static_cast<int64_t>(kv.segments.size())) + " segments of " +
                      str(kv.entries()) + " entries, but " + str(stored) + " are stored");
   }
-  for (int s = 0; s < kv.segment_count; ++s) {
-    const KVSegment& segment = kv.segments[static_cast<std::size_t>(s)];
+  for (std::size_t s = 0; s < kv.segments.size(); ++s) {
+    const KVSegment& segment = kv.segments[s];
     for (const Tensor* t : {&segment.k, &segment.v}) {
       const bool shape_ok = t->dtype == DType::kF32 && t->rank == 3 &&
                             t->dim(0) == geometry_.kv_heads && t->dim(1) == segment.count &&
@@ -255,8 +256,8 @@ Result<KVView> CheckedCacheStore::view(SequenceId seq, int layer) {
                             (segment.count == 0 || (t->data != nullptr && segment.positions));
       if (!shape_ok) {
         return broke("its contract", "view", seq,
-                     "layer " + str(layer) + " segment " + str(s) + " is " + t->describe() +
-                         " (stride[2] " + str(t->stride[2]) + "), expected f32" +
+                     "layer " + str(layer) + " segment " + str(static_cast<int64_t>(s)) + " is " +
+                         t->describe() + " (stride[2] " + str(t->stride[2]) + "), expected f32" +
                          shape_text({geometry_.kv_heads, segment.count, geometry_.head_dim}) +
                          " with contiguous head_dim and positions");
       }

@@ -5,8 +5,8 @@
 // them a query sees. docs/architecture.md, "Attention over stored K/V".
 #pragma once
 
-#include <array>
 #include <cstdint>
+#include <span>
 
 #include "core/tensor/tensor.h"
 
@@ -25,37 +25,34 @@ struct KVSegment {
   int64_t count = 0;
 };
 
-inline constexpr int kMaxKVSegments = 8;
-
-// A sequence's stored entries of one layer, segments in position order. Valid
-// until the next mutation of the sequence, or the next view() of it for stores
-// that decode into a scratch buffer (see each store's header).
+// A sequence's stored entries of one layer, segments in position order. The
+// segments array belongs to the store: valid until the next mutation of the
+// sequence or the next view() of it.
 struct KVView {
-  std::array<KVSegment, kMaxKVSegments> segments{};
-  int segment_count = 0;
+  std::span<const KVSegment> segments;
 
   int64_t entries() const {
     int64_t n = 0;
-    for (int s = 0; s < segment_count; ++s) n += segments[static_cast<std::size_t>(s)].count;
+    for (const KVSegment& s : segments) n += s.count;
     return n;
   }
 };
 
-// Which keys a query at position t sees, by positions, stored and in-batch
-// alike: every key with p < sink, and the keys with t - window < p <= t
-// (window 0: every p <= t). With `reassign` (StreamingLLM), the visible keys in
-// position order take RoPE positions 0..n-1 and the query n-1, instead of their
-// own.
+// Which keys a query at position t may see by positions, stored and in-batch
+// alike: every key with p < sink, and the keys with p > t - window (window 0:
+// all). Causality is not its business: stored entries precede the batch, and
+// within the batch the parents and blocks decide (a block's tokens see later
+// positions of the block). With `reassign` (StreamingLLM), the visible keys in
+// position order take RoPE positions 0..n-1 and the query n-1, instead of
+// their own.
 struct WindowRule {
   int64_t sink = 0;
   int64_t window = 0;
   bool reassign = false;
 
   bool limits() const { return window > 0; }
-  // Whether a key at position p is visible to a query at position t, leaving
-  // aside causality within the batch (the batch's own rule).
+  // Whether a key at position p is inside the window of a query at position t.
   bool sees(int64_t t, int64_t p) const {
-    if (p > t) return false;
     if (window <= 0 || p < sink) return true;
     return p > t - window;
   }

@@ -35,8 +35,8 @@ void Batch::add_chain(SequenceId seq, std::span<const int32_t> tokens, int32_t f
   int32_t parent = last_of(seq);
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     const bool last = i + 1 == tokens.size();
-    const uint8_t flags = static_cast<uint8_t>((write_kv ? kWriteKv : 0) |
-                                               (all_logits || last ? kOutputLogits : 0));
+    const uint8_t flags =
+        static_cast<uint8_t>((write_kv ? kWriteKv : 0) | (all_logits || last ? kOutputLogits : 0));
     parent = add(tokens[i], seq, first_position + static_cast<int32_t>(i), parent, flags);
   }
 }

@@ -315,18 +315,10 @@ Status Transformer::forward_chunk(CheckedCacheStore& cache, const Batch& batch, 
     backend_.matmul(xb, lw.wk, f32_view(k_layer, {n, kv_width}));
     backend_.matmul(xb, lw.wv, f32_view(v_layer, {n, kv_width}));
     backend_.rope(q, positions, c.rope_theta);
-    const float* k_seen = nullptr;
-    if (keys_before_rope) {
-      // The cache keeps K before RoPE: the codec sees it so; attention, rotated.
-      const float* decoded = through_codec(codec, k_layer, vectors, k_seen_);
-      if (decoded != k_seen_)
-        std::copy_n(decoded, static_cast<std::size_t>(vectors * c.head_dim), k_seen_);
-      backend_.rope(f32_view(k_seen_, {n, c.n_kv_heads, c.head_dim}), positions, c.rope_theta);
-      k_seen = k_seen_;
-    } else {
-      backend_.rope(k, positions, c.rope_theta);
-      k_seen = through_codec(codec, k_layer, vectors, k_seen_);
-    }
+    // Attention reads the batch's keys as the cache holds them: rotated, or
+    // before RoPE (then rotated as they are read, like the stored ones).
+    if (!keys_before_rope) backend_.rope(k, positions, c.rope_theta);
+    const float* k_seen = through_codec(codec, k_layer, vectors, k_seen_);
     const float* v_seen = through_codec(codec, v_layer, vectors, v_seen_);
     params.batch_k = f32_view(const_cast<float*>(k_seen), {n, c.n_kv_heads, c.head_dim});
     params.batch_v = f32_view(const_cast<float*>(v_seen), {n, c.n_kv_heads, c.head_dim});

@@ -29,7 +29,8 @@ constexpr float kTheta = 10000.0f;
 std::vector<double> rotate(const float* x, int64_t head_dim, double p) {
   std::vector<double> out(static_cast<std::size_t>(head_dim));
   for (int64_t i = 0; i < head_dim; i += 2) {
-    const double angle = p * std::pow(static_cast<double>(kTheta), -static_cast<double>(i) / head_dim);
+    const double angle =
+        p * std::pow(static_cast<double>(kTheta), -static_cast<double>(i) / head_dim);
     out[i] = x[i] * std::cos(angle) - x[i + 1] * std::sin(angle);
     out[i + 1] = x[i] * std::sin(angle) + x[i + 1] * std::cos(angle);
   }
@@ -47,8 +48,8 @@ std::vector<float> rotate_f(const float* x, int64_t head_dim, int64_t p) {
 }
 
 // One attention problem, in the raw (unrotated) form the reference reads; the
-// kernel gets queries and batch keys rotated at their positions, and stored
-// keys rotated or not as `stored_keys` says.
+// kernel gets queries rotated at their positions, and keys (stored and batch)
+// rotated or not as `stored_keys` says.
 struct Problem {
   int64_t n = 1, heads = 2, kv_heads = 1, head_dim = 8;
   std::vector<int32_t> stored_positions;  // one sequence's stored entries
@@ -56,7 +57,8 @@ struct Problem {
   std::vector<std::vector<bool>> sees;    // in-batch visibility [n][n]
   WindowRule rule;
   StoredKeys stored_keys = StoredKeys::kRotated;
-  std::vector<float> q_raw, k_raw, v, bk_raw, bv;  // stored [kv_heads, m, hd]; batch [n, kv_heads, hd]
+  std::vector<float> q_raw, k_raw, v, bk_raw,
+      bv;  // stored [kv_heads, m, hd]; batch [n, kv_heads, hd]
 
   int64_t stored() const { return static_cast<int64_t>(stored_positions.size()); }
   static Problem causal(int64_t n, int64_t heads, int64_t kv_heads, int64_t head_dim,
@@ -83,13 +85,13 @@ struct Problem {
 // Runs the kernel; `segments` splits the stored entries into that many views.
 std::vector<float> run(const Problem& p, int threads, int segments = 1) {
   const int64_t hd = p.head_dim, m = p.stored();
-  std::vector<float> q(p.q_raw.size()), bk(p.bk_raw.size());
+  std::vector<float> q(p.q_raw.size()), bk = p.bk_raw;
   for (int64_t t = 0; t < p.n; ++t) {
     for (int64_t h = 0; h < p.heads; ++h) {
       const auto r = rotate_f(&p.q_raw[(t * p.heads + h) * hd], hd, p.positions[t]);
       std::copy(r.begin(), r.end(), q.begin() + (t * p.heads + h) * hd);
     }
-    for (int64_t h = 0; h < p.kv_heads; ++h) {
+    for (int64_t h = 0; h < p.kv_heads && p.stored_keys == StoredKeys::kRotated; ++h) {
       const auto r = rotate_f(&p.bk_raw[(t * p.kv_heads + h) * hd], hd, p.positions[t]);
       std::copy(r.begin(), r.end(), bk.begin() + (t * p.kv_heads + h) * hd);
     }
@@ -102,11 +104,11 @@ std::vector<float> run(const Problem& p, int threads, int segments = 1) {
         std::copy(r.begin(), r.end(), k.begin() + (h * m + j) * hd);
       }
   std::vector<float> v = p.v, bv = p.bv;
-  KVView kv;
+  std::vector<KVSegment> parts(static_cast<std::size_t>(segments));
   int64_t start = 0;
   for (int s = 0; s < segments; ++s) {
     const int64_t end = m * (s + 1) / segments;
-    KVSegment& seg = kv.segments[static_cast<std::size_t>(kv.segment_count++)];
+    KVSegment& seg = parts[static_cast<std::size_t>(s)];
     seg.count = end - start;
     seg.positions = p.stored_positions.data() + start;
     seg.k = Tensor::contiguous(k.data() + start * hd, DType::kF32, {p.kv_heads, seg.count, hd});
@@ -115,6 +117,7 @@ std::vector<float> run(const Problem& p, int threads, int segments = 1) {
     seg.v.stride = {m * hd, hd, 1, 0};
     start = end;
   }
+  KVView kv{parts};
   const int64_t words = (p.n + 63) / 64;
   std::vector<uint64_t> mask(static_cast<std::size_t>(p.n * words));
   for (int64_t i = 0; i < p.n; ++i)
@@ -158,7 +161,8 @@ std::vector<double> reference(const Problem& p) {
       std::vector<Key> visible;
       for (int64_t j = 0; j < m; ++j)
         if (p.rule.sees(pos, p.stored_positions[j]))
-          visible.push_back({p.stored_positions[j], &p.k_raw[(kvh * m + j) * hd], &p.v[(kvh * m + j) * hd]});
+          visible.push_back(
+              {p.stored_positions[j], &p.k_raw[(kvh * m + j) * hd], &p.v[(kvh * m + j) * hd]});
       for (int64_t j = 0; j < p.n; ++j)
         if (p.sees[t][j] && p.rule.sees(pos, p.positions[j]))
           visible.push_back({p.positions[j], &p.bk_raw[(j * p.kv_heads + kvh) * hd],
@@ -168,8 +172,9 @@ std::vector<double> reference(const Problem& p) {
       // Visible keys in position order for renumbering (ties keep their order).
       std::vector<int64_t> order(visible.size());
       for (int64_t i = 0; i < n_vis; ++i) order[i] = i;
-      std::stable_sort(order.begin(), order.end(),
-                       [&](int64_t a, int64_t b) { return visible[a].position < visible[b].position; });
+      std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+        return visible[a].position < visible[b].position;
+      });
       std::vector<int64_t> index_of(visible.size());
       for (int64_t i = 0; i < n_vis; ++i) index_of[order[i]] = i;
       const bool renumber = p.rule.reassign;
@@ -185,7 +190,8 @@ std::vector<double> reference(const Problem& p) {
       for (double s : scores) max = std::max(max, s);
       for (double& s : scores) sum += (s = std::exp(s - max));
       for (int64_t i = 0; i < n_vis; ++i)
-        for (int64_t d = 0; d < hd; ++d) out[(t * p.heads + h) * hd + d] += scores[i] / sum * visible[i].v[d];
+        for (int64_t d = 0; d < hd; ++d)
+          out[(t * p.heads + h) * hd + d] += scores[i] / sum * visible[i].v[d];
     }
   return out;
 }

@@ -39,7 +39,7 @@ inline bool bitwise_equal(const std::vector<float>& a, const std::vector<float>&
 
 // |got - want| <= tol * (1 + |want|) element by element.
 inline void expect_close(const std::vector<float>& got, const std::vector<double>& want, double tol,
-                  const std::string& what) {
+                         const std::string& what) {
   ASSERT_EQ(got.size(), want.size()) << what;
   for (std::size_t i = 0; i < got.size(); ++i) {
     ASSERT_NEAR(got[i], want[i], tol * (1.0 + std::abs(want[i]))) << what << " at " << i;

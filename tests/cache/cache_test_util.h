@@ -116,8 +116,7 @@ template <typename Store>
       return ::testing::AssertionFailure()
              << "layer " << l << " view has " << view->entries() << " entries, reference has " << n;
     int64_t tok = 0;
-    for (int s = 0; s < view->segment_count; ++s) {
-      const KVSegment& seg = view->segments[static_cast<std::size_t>(s)];
+    for (const KVSegment& seg : view->segments) {
       const Tensor* ts[2] = {&seg.k, &seg.v};
       for (int64_t j = 0; j < seg.count; ++j, ++tok) {
         if (seg.positions[j] != ref.tokens[static_cast<std::size_t>(tok)].position)

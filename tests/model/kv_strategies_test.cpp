@@ -1,0 +1,231 @@
+// The stores and the batch contract on a real model (stories260K): every
+// store with the identity codec gives the static store's tokens; sink_window
+// with a window as long as the text is the static store; its windowed
+// prefill equals feeding the tokens one at a time; keys stored before RoPE
+// give the same tokens; several sequences in one forward, a tree batch and
+// tokens that do not write their K/V give what separate chains give; and an
+// evicting store generates and scores past cache.max_tokens with flat memory.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "core/engine/perplexity.h"
+#include "tests/model/engine_test_util.h"
+
+namespace tessera {
+namespace {
+
+using testing::batched_logits;
+using testing::greedy_sequence;
+using testing::incremental_logits;
+using testing::make_engine;
+
+constexpr const char* kModel = "stories260K.gguf";
+
+bool bitwise_equal(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+TEST(KvStrategies, EveryStoreWithIdentityGivesTheStaticTokens) {
+  auto reference = make_engine(kModel);
+  ASSERT_NE(reference, nullptr);
+  const auto want = greedy_sequence(*reference, 150);
+  for (const std::string& cache :
+       {std::string("[cache]\nplugin = \"paged\"\nblock_size = 16\n"),
+        std::string("[cache]\nplugin = \"paged\"\nblock_size = 5\n"),
+        std::string("[cache]\nplugin = \"sink_window\"\nsink = 4\nwindow = 200\n"),
+        std::string("[cache]\nplugin = \"sink_window\"\nsink = 4\nwindow = 200\n"
+                    "positions = \"reassign\"\n"),
+        std::string("[cache]\ncodec_stage = \"pre_rope\"\n"),
+        std::string("[cache]\nplugin = \"sink_window\"\nwindow = 300\ncodec_stage = \"pre_rope\"\n"
+                    "positions = \"reassign\"\n")}) {
+    SCOPED_TRACE(cache);
+    auto engine = make_engine(kModel, cache);
+    ASSERT_NE(engine, nullptr);
+    EXPECT_EQ(greedy_sequence(*engine, 150), want);
+  }
+}
+
+// A sink_window prefill sees, for every token, exactly what one-at-a-time
+// decoding sees: the same logits, bit for bit, while the window slides.
+TEST(KvStrategies, WindowedPrefillEqualsOneTokenAtATime) {
+  for (const std::string positions : {"keep", "reassign"}) {
+    for (const std::string stage : {"post_rope", "pre_rope"}) {
+      SCOPED_TRACE(positions + " " + stage);
+      auto engine = make_engine(kModel, "[cache]\nplugin = \"sink_window\"\nsink = 2\nwindow = 8\n"
+                                        "max_tokens = 64\npositions = \"" +
+                                            positions + "\"\ncodec_stage = \"" + stage + "\"\n");
+      ASSERT_NE(engine, nullptr);
+      auto reference = make_engine(kModel);
+      const auto tokens = greedy_sequence(*reference, 40);
+      const auto one_by_one = incremental_logits(*engine, tokens);
+      EXPECT_TRUE(bitwise_equal(batched_logits(*engine, tokens, tokens.size()), one_by_one));
+      EXPECT_TRUE(bitwise_equal(batched_logits(*engine, tokens, 7), one_by_one));
+    }
+  }
+}
+
+// The window changes the model's view: past the window the logits differ
+// from the full cache's (else the test above would prove nothing).
+TEST(KvStrategies, ASmallWindowChangesWhatTheModelSees) {
+  auto windowed = make_engine(kModel, "[cache]\nplugin = \"sink_window\"\nsink = 2\nwindow = 8\n");
+  auto full = make_engine(kModel);
+  ASSERT_NE(windowed, nullptr);
+  const auto tokens = greedy_sequence(*full, 24);
+  const auto a = batched_logits(*windowed, tokens, tokens.size());
+  const auto b = batched_logits(*full, tokens, tokens.size());
+  const std::size_t vocab = 512;
+  // Identical while everything is inside the window, different after.
+  EXPECT_EQ(std::memcmp(a.data(), b.data(), 9 * vocab * sizeof(float)), 0);
+  EXPECT_NE(std::memcmp(a.data() + 20 * vocab, b.data() + 20 * vocab, vocab * sizeof(float)), 0);
+}
+
+// Several sequences in one forward: each row equals its sequence fed alone.
+TEST(KvStrategies, SeveralSequencesInOneForward) {
+  auto engine = make_engine(kModel);
+  ASSERT_NE(engine, nullptr);
+  const std::vector<int32_t> a = {1, 403, 407, 261, 300};
+  const std::vector<int32_t> b = {1, 80, 90};
+  const auto alone_a = batched_logits(*engine, a, a.size());
+  const auto alone_b = batched_logits(*engine, b, b.size());
+
+  SequenceState sa, sb;
+  ASSERT_TRUE(engine->begin_sequence(sa).ok());
+  ASSERT_TRUE(engine->begin_sequence(sb).ok());
+  Batch batch;
+  // Interleaved: two tokens of a, all of b, the rest of a.
+  batch.add_chain(sa.id, std::span(a).first(2), 0, true);
+  batch.add_chain(sb.id, b, 0, true);
+  batch.add_chain(sa.id, std::span(a).subspan(2), 2, true);
+  auto logits = engine->transformer().forward(engine->cache(), batch);
+  ASSERT_TRUE(logits.ok()) << logits.status().to_string();
+  const std::size_t vocab = 512;
+  const auto row = [&](std::size_t r) {
+    return std::vector<float>(logits->begin() + static_cast<std::ptrdiff_t>(r * vocab),
+                              logits->begin() + static_cast<std::ptrdiff_t>((r + 1) * vocab));
+  };
+  const auto of = [&](const std::vector<float>& all, std::size_t r) {
+    return std::vector<float>(all.begin() + static_cast<std::ptrdiff_t>(r * vocab),
+                              all.begin() + static_cast<std::ptrdiff_t>((r + 1) * vocab));
+  };
+  EXPECT_TRUE(bitwise_equal(row(0), of(alone_a, 0)));
+  EXPECT_TRUE(bitwise_equal(row(1), of(alone_a, 1)));
+  for (std::size_t i = 0; i < b.size(); ++i) EXPECT_TRUE(bitwise_equal(row(2 + i), of(alone_b, i)));
+  for (std::size_t i = 2; i < a.size(); ++i)
+    EXPECT_TRUE(bitwise_equal(row(3 + i), of(alone_a, i))) << "a[" << i << "]";
+  EXPECT_EQ(engine->cache().info(sa.id)->logical_length, 5);
+  EXPECT_EQ(engine->cache().info(sb.id)->logical_length, 3);
+}
+
+// A tree batch: each node's logits equal its root-to-node path fed as a chain.
+// Siblings share a position and do not see each other; nothing is written.
+TEST(KvStrategies, TreeBatchEqualsItsPathsAsChains) {
+  auto engine = make_engine(kModel);
+  ASSERT_NE(engine, nullptr);
+  const std::vector<int32_t> prefix = {1, 403, 407};
+  SequenceState seq;
+  ASSERT_TRUE(engine->begin_sequence(seq).ok());
+  std::vector<int32_t> positions = {0, 1, 2};
+  ASSERT_TRUE(engine->transformer().forward(engine->cache(), seq.id, prefix, positions).ok());
+  // Tree under the prefix: 0:d (pos 3), 1:e (pos 3), 2:f child of d (pos 4), 3:g child of e (pos 4).
+  Batch tree;
+  tree.add(261, seq.id, 3, -1, kOutputLogits);
+  tree.add(300, seq.id, 3, -1, kOutputLogits);
+  tree.add(80, seq.id, 4, 0, kOutputLogits);
+  tree.add(90, seq.id, 4, 1, kOutputLogits);
+  auto logits = engine->transformer().forward(engine->cache(), tree);
+  ASSERT_TRUE(logits.ok()) << logits.status().to_string();
+  const std::vector<float> got(logits->begin(), logits->end());
+  EXPECT_EQ(engine->cache().info(seq.id)->logical_length, 3) << "tree nodes write no K/V";
+
+  const std::vector<std::vector<int32_t>> paths = {
+      {1, 403, 407, 261}, {1, 403, 407, 300}, {1, 403, 407, 261, 80}, {1, 403, 407, 300, 90}};
+  const std::size_t vocab = 512;
+  for (std::size_t node = 0; node < paths.size(); ++node) {
+    const auto chain = batched_logits(*engine, paths[node], paths[node].size());
+    const std::vector<float> want(chain.end() - static_cast<std::ptrdiff_t>(vocab), chain.end());
+    const std::vector<float> have(got.begin() + static_cast<std::ptrdiff_t>(node * vocab),
+                                  got.begin() + static_cast<std::ptrdiff_t>((node + 1) * vocab));
+    EXPECT_TRUE(bitwise_equal(have, want)) << "node " << node;
+  }
+}
+
+// A block: tokens with one block id see each other both ways.
+TEST(KvStrategies, BlockTokensSeeEachOther) {
+  auto engine = make_engine(kModel);
+  ASSERT_NE(engine, nullptr);
+  SequenceState seq;
+  ASSERT_TRUE(engine->begin_sequence(seq).ok());
+  Batch causal, block;
+  for (int32_t i = 0; i < 4; ++i) {
+    causal.add(300 + i, seq.id, i, i - 1, kOutputLogits);
+    block.add(300 + i, seq.id, i, -1, kOutputLogits, /*block=*/1);
+  }
+  auto a = engine->transformer().forward(engine->cache(), causal);
+  ASSERT_TRUE(a.ok());
+  const std::vector<float> causal_logits(a->begin(), a->end());
+  auto b = engine->transformer().forward(engine->cache(), block);
+  ASSERT_TRUE(b.ok()) << b.status().to_string();
+  // The first token sees the whole block, not only itself.
+  const std::size_t vocab = 512;
+  EXPECT_NE(std::memcmp(causal_logits.data(), b->data(), vocab * 4), 0);
+  // A block of one is the causal token.
+  Batch single;
+  single.add(300, seq.id, 0, -1, kOutputLogits, /*block=*/7);
+  auto c = engine->transformer().forward(engine->cache(), single);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(std::memcmp(causal_logits.data(), c->data(), vocab * 4), 0);
+}
+
+// An evicting store runs past cache.max_tokens: generation and scoring go
+// on, and the cache's memory stays at its window.
+TEST(KvStrategies, EvictingStoreRunsPastMaxTokensWithFlatMemory) {
+  auto engine = make_engine(
+      kModel, "[cache]\nplugin = \"sink_window\"\nsink = 4\nwindow = 60\nmax_tokens = 64\n");
+  ASSERT_NE(engine, nullptr);
+  GenerationRequest request;
+  request.prompt = {1};
+  request.max_new_tokens = 300;
+  request.stop_at_eos = false;
+  auto stats = engine->generate(request, [](int32_t) { return true; });
+  ASSERT_TRUE(stats.ok()) << stats.status().to_string();
+  EXPECT_EQ(stats->generated_tokens, 300);
+  const std::size_t per_token = 5 * 2 * 4 * 8 * 4 + 4;  // layers, K/V, kv heads, head dim, f32; position
+  EXPECT_LE(engine->cache().bytes().peak, 64 * per_token);
+
+  std::vector<int32_t> text = greedy_sequence(*make_engine(kModel), 200);
+  for (int i = 0; i < 3; ++i) text.insert(text.end(), text.begin() + 1, text.begin() + 200);
+  auto scored = score_tokens(*engine, text);
+  ASSERT_TRUE(scored.ok()) << scored.status().to_string();
+  EXPECT_EQ(scored->tokens, static_cast<int64_t>(text.size()) - 1);
+  EXPECT_TRUE(std::isfinite(scored->mean_nll));
+  EXPECT_LE(engine->cache().bytes().peak, 64 * per_token);
+}
+
+// Forward errors on the batch name what is wrong.
+TEST(KvStrategies, MalformedBatchesAreRefused) {
+  auto engine = make_engine(kModel);
+  ASSERT_NE(engine, nullptr);
+  SequenceState seq;
+  ASSERT_TRUE(engine->begin_sequence(seq).ok());
+  Batch bad_parent;
+  bad_parent.add(5, seq.id, 0, 3, kOutputLogits);
+  EXPECT_EQ(engine->transformer().forward(engine->cache(), bad_parent).status().code(),
+            StatusCode::kInvalidArgument);
+  Batch unknown_seq;
+  unknown_seq.add(5, 99, 0, -1, kOutputLogits);
+  EXPECT_EQ(engine->transformer().forward(engine->cache(), unknown_seq).status().code(),
+            StatusCode::kNotFound);
+  Batch long_tree;
+  for (int i = 0; i < 200; ++i) long_tree.add(5, seq.id, 0, -1, 0);
+  const Status st = engine->transformer().forward(engine->cache(), long_tree).status();
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("only a chain"), std::string::npos) << st.message();
+}
+
+}  // namespace
+}  // namespace tessera
