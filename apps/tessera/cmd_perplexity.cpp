@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "apps/tessera/cli_common.h"
+#include "apps/tessera/progress.h"
 #include "core/engine/engine.h"
 #include "core/engine/perplexity.h"
 #include "core/io/text_file.h"
@@ -77,11 +78,10 @@ token, ppl = exp(nll)).
                          "predicted from nothing, so it is not scored)"));
   tokens.resize(static_cast<std::size_t>(wanted) + 1);
 
-  auto result = score_tokens(**engine, tokens, [](int64_t done, int64_t total) {
-    std::fprintf(stderr, "\rscoring %lld/%lld tokens", static_cast<long long>(done),
-                 static_cast<long long>(total));
-    if (done == total) std::fputc('\n', stderr);
-  });
+  Progress progress("scoring", "tokens", static_cast<int64_t>(tokens.size()) - 1);
+  auto result =
+      score_tokens(**engine, tokens, [&](int64_t done, int64_t) { progress.update(done); });
+  progress.finish();
   if (!result.ok()) return report("perplexity", result.status());
   std::printf("tokens=%lld nll=%.6f ppl=%.6f\n", static_cast<long long>(result->tokens),
               result->mean_nll, std::exp(result->mean_nll));

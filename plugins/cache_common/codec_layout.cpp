@@ -6,10 +6,10 @@ Status CodecLayout::init(const CacheGeometry& geometry, std::span<const Compress
                          const std::string& store) {
   if (ready()) return failed_precondition(store + ": init() called twice");
   if (geometry.layers <= 0 || geometry.kv_heads <= 0 || geometry.head_dim <= 0) {
-    return invalid_argument(store + ": geometry needs positive layers, kv_heads and head_dim, got " +
-                            std::to_string(geometry.layers) + ", " +
-                            std::to_string(geometry.kv_heads) + ", " +
-                            std::to_string(geometry.head_dim));
+    return invalid_argument(
+        store + ": geometry needs positive layers, kv_heads and head_dim, got " +
+        std::to_string(geometry.layers) + ", " + std::to_string(geometry.kv_heads) + ", " +
+        std::to_string(geometry.head_dim));
   }
   if (codecs.size() != static_cast<std::size_t>(geometry.layers))
     return invalid_argument(store + ": one codec per layer needed");
@@ -23,8 +23,8 @@ Status CodecLayout::init(const CacheGeometry& geometry, std::span<const Compress
         return invalid_argument(
             store + ": needs a per-vector codec (encoded_bytes(n) == n * encoded_bytes(1)), but " +
             "encoded_bytes(" + std::to_string(n) + ", " + std::to_string(geometry.head_dim) +
-            ") = " + std::to_string(codec->encoded_bytes(n, geometry.head_dim)) + " != " +
-            std::to_string(n) + " * " + std::to_string(one));
+            ") = " + std::to_string(codec->encoded_bytes(n, geometry.head_dim)) +
+            " != " + std::to_string(n) + " * " + std::to_string(one));
       }
     }
     const bool raw = codec->stores_raw_f32();

@@ -9,7 +9,8 @@ Result<SlotArena> SlotArena::create(const CodecLayout& layout, int64_t slots,
                                     const std::string& what) {
   SlotArena arena;
   std::size_t bytes = 0;
-  if (slots <= 0 || __builtin_mul_overflow(static_cast<std::size_t>(slots), layout.token_bytes(), &bytes))
+  if (slots <= 0 ||
+      __builtin_mul_overflow(static_cast<std::size_t>(slots), layout.token_bytes(), &bytes))
     return resource_exhausted(what + ": " + std::to_string(slots) + " slots do not fit in memory");
   try {
     // Value-initialised (zeroed): touches every page now, so no later step
@@ -28,10 +29,9 @@ Result<SlotArena> SlotArena::create(const CodecLayout& layout, int64_t slots,
 uint8_t* SlotArena::vector(const CodecLayout& layout, int layer, int kv, int head,
                            int64_t slot) const {
   const auto heads = static_cast<std::size_t>(layout.geometry().kv_heads);
-  const std::size_t row =
-      (static_cast<std::size_t>(kv) * heads + static_cast<std::size_t>(head)) *
-          static_cast<std::size_t>(slots_) +
-      static_cast<std::size_t>(slot);
+  const std::size_t row = (static_cast<std::size_t>(kv) * heads + static_cast<std::size_t>(head)) *
+                              static_cast<std::size_t>(slots_) +
+                          static_cast<std::size_t>(slot);
   return data_.get() + layout.layer_start(layer) * static_cast<std::size_t>(slots_) +
          row * layout.vector_bytes(layer);
 }

@@ -28,8 +28,8 @@ class SlotArena {
 
   uint8_t* vector(const CodecLayout& layout, int layer, int kv, int head, int64_t slot) const;
   // Encodes row `row` of k and v (f32 [layers, n, kv_heads, head_dim]) into `slot`.
-  void write(const CodecLayout& layout, const Tensor& k, const Tensor& v, int64_t row,
-             int64_t slot, int32_t position);
+  void write(const CodecLayout& layout, const Tensor& k, const Tensor& v, int64_t row, int64_t slot,
+             int32_t position);
   // Slot `to` of `destination` becomes a copy of slot `from` of this arena (K,
   // V of every layer, and the position). The two may be the same arena.
   void copy_slot(const CodecLayout& layout, int64_t from, const SlotArena& destination,

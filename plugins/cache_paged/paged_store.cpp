@@ -28,7 +28,8 @@ Status PagedCacheStore::init(const CacheGeometry& geometry,
 
 Status PagedCacheStore::ensure_free(int64_t count) {
   while (static_cast<int64_t>(free_.size()) - promised_ < count) {
-    ASSIGN_OR_RETURN(SlotArena arena, SlotArena::create(layout_, block_size_, "paged cache: block"));
+    ASSIGN_OR_RETURN(SlotArena arena,
+                     SlotArena::create(layout_, block_size_, "paged cache: block"));
     bytes_.capacity += arena.reserved_bytes();
     blocks_.push_back(Block{std::move(arena), 0, 0});
     free_.push_back(static_cast<int32_t>(blocks_.size() - 1));
@@ -213,7 +214,8 @@ Status PagedCacheStore::copy(SequenceId seq, std::span<const int64_t> src, int64
   const int64_t last_block = n > 0 ? (dst_start + n - 1) / block_size_ : first_block - 1;
   int64_t copies = 0;
   for (int64_t b = first_block; b <= last_block; ++b)
-    copies += blocks_[static_cast<std::size_t>(s->table[static_cast<std::size_t>(b)])].references > 1;
+    copies +=
+        blocks_[static_cast<std::size_t>(s->table[static_cast<std::size_t>(b)])].references > 1;
   RETURN_IF_ERROR(ensure_free(std::max<int64_t>(0, copies - s->promised)));
   for (int64_t b = first_block; b <= last_block; ++b) own_block(*s, b);
   // In order is safe in place (src[j] >= dst_start + j, strictly increasing;
@@ -221,8 +223,10 @@ Status PagedCacheStore::copy(SequenceId seq, std::span<const int64_t> src, int64
   for (int64_t j = 0; j < n; ++j) {
     const int64_t from = src[j];
     const int64_t to = dst_start + j;
-    const Block& a = blocks_[static_cast<std::size_t>(s->table[static_cast<std::size_t>(from / block_size_)])];
-    const Block& b = blocks_[static_cast<std::size_t>(s->table[static_cast<std::size_t>(to / block_size_)])];
+    const Block& a =
+        blocks_[static_cast<std::size_t>(s->table[static_cast<std::size_t>(from / block_size_)])];
+    const Block& b =
+        blocks_[static_cast<std::size_t>(s->table[static_cast<std::size_t>(to / block_size_)])];
     a.arena.copy_slot(layout_, from % block_size_, b.arena, to % block_size_);
     s->ordered[static_cast<std::size_t>(to)] = s->ordered[static_cast<std::size_t>(from)];
   }

@@ -59,7 +59,9 @@ class PagedCacheStore final : public CacheStore {
 
   // For tests: blocks in the pool, and how many sequences hold block `id`.
   int64_t pool_blocks() const { return static_cast<int64_t>(blocks_.size()); }
-  int64_t block_references(int32_t id) const { return blocks_[static_cast<std::size_t>(id)].references; }
+  int64_t block_references(int32_t id) const {
+    return blocks_[static_cast<std::size_t>(id)].references;
+  }
   std::span<const int32_t> block_table(SequenceId seq) const { return get(seq).table; }
 
  private:
@@ -71,12 +73,12 @@ class PagedCacheStore final : public CacheStore {
   struct Sequence {
     int64_t capacity = 0;
     int64_t length = 0;
-    int64_t promised = 0;                // free blocks reserved for this sequence
-    std::vector<int32_t> table;          // block ids, in order
-    std::vector<int32_t> ordered;        // positions in stored order
-    std::vector<KVSegment> segments;     // what the last view() returned
-    std::unique_ptr<float[]> scratch;    // [2, kv_heads, capacity, head_dim] or null
-    std::size_t reserved_bytes = 0;      // tables and scratch
+    int64_t promised = 0;              // free blocks reserved for this sequence
+    std::vector<int32_t> table;        // block ids, in order
+    std::vector<int32_t> ordered;      // positions in stored order
+    std::vector<KVSegment> segments;   // what the last view() returned
+    std::unique_ptr<float[]> scratch;  // [2, kv_heads, capacity, head_dim] or null
+    std::size_t reserved_bytes = 0;    // tables and scratch
   };
 
   Sequence* find(SequenceId seq);

@@ -5,8 +5,7 @@ namespace {
 
 constexpr tessera::OptionSpec kOptions[] = {
     {"block_size", tessera::OptionType::kInt, "16",
-     "entries per block; forked sequences share whole blocks and copy a partial one", 1,
-     1 << 20},
+     "entries per block; forked sequences share whole blocks and copy a partial one", 1, 1 << 20},
 };
 
 }  // namespace

@@ -40,7 +40,8 @@ Result<SinkWindowCacheStore::Sequence> SinkWindowCacheStore::make_sequence(Seque
   const CacheGeometry& g = layout_.geometry();
   const int64_t slots = sink_ + window_;
   Sequence s;
-  ASSIGN_OR_RETURN(s.arena, SlotArena::create(layout_, slots, "sink_window cache: " + seq_name(seq)));
+  ASSIGN_OR_RETURN(s.arena,
+                   SlotArena::create(layout_, slots, "sink_window cache: " + seq_name(seq)));
   std::size_t scratch_floats = 0;
   if (layout_.any_encoded()) {
     scratch_floats = 2 * static_cast<std::size_t>(g.kv_heads) * static_cast<std::size_t>(slots) *
@@ -67,10 +68,10 @@ Status SinkWindowCacheStore::allocate(SequenceId seq, int64_t capacity) {
     return failed_precondition("sink_window cache: " + seq_name(seq) +
                                " is already allocated; release it first");
   if (capacity < sink_ + window_)
-    return invalid_argument("sink_window cache: sink + window = " +
-                            std::to_string(sink_ + window_) + " entries, but the capacity " +
-                            "(cache.max_tokens) is " + std::to_string(capacity) +
-                            "; raise cache.max_tokens or lower cache.window");
+    return invalid_argument(
+        "sink_window cache: sink + window = " + std::to_string(sink_ + window_) +
+        " entries, but the capacity " + "(cache.max_tokens) is " + std::to_string(capacity) +
+        "; raise cache.max_tokens or lower cache.window");
   ASSIGN_OR_RETURN(Sequence s, make_sequence(seq));
   bytes_.capacity += s.reserved_bytes;
   sequences_.emplace(seq, std::move(s));
@@ -115,7 +116,8 @@ void SinkWindowCacheStore::drop_oldest(Sequence& s) {
   const int64_t slot = sink_ + s.ring_start;
   // Truncating to any length a query there would need this entry for is no
   // longer exact.
-  s.min_truncatable = std::max(s.min_truncatable, s.logical[static_cast<std::size_t>(slot)] + window_);
+  s.min_truncatable =
+      std::max(s.min_truncatable, s.logical[static_cast<std::size_t>(slot)] + window_);
   s.ring_start = (s.ring_start + 1) % window_;
   --s.ring_count;
 }
@@ -195,7 +197,9 @@ Status SinkWindowCacheStore::copy(SequenceId seq, std::span<const int64_t> src, 
   const std::size_t before = live_bytes(s->stored());
   // In order is safe in place (src[j] >= dst_start + j, strictly increasing;
   // see the static store), and slot_of maps stored indices one to one.
-  const int64_t base = dst_start < s->stored() ? s->logical[static_cast<std::size_t>(slot_of(*s, dst_start))] : s->logical_length;
+  const int64_t base = dst_start < s->stored()
+                           ? s->logical[static_cast<std::size_t>(slot_of(*s, dst_start))]
+                           : s->logical_length;
   for (int64_t j = 0; j < n; ++j) {
     const int64_t to = slot_of(*s, dst_start + j);
     s->arena.copy_slot(layout_, slot_of(*s, src[j]), s->arena, to);
@@ -220,7 +224,8 @@ Result<KVView> SinkWindowCacheStore::view(SequenceId seq, int layer) {
   std::size_t count = 0;
   const auto add = [&](int64_t first, int64_t n) {
     if (n > 0)
-      s->segments[count++] = s->arena.segment(layout_, layer, first, n, s->scratch.get(), slots, first);
+      s->segments[count++] =
+          s->arena.segment(layout_, layer, first, n, s->scratch.get(), slots, first);
   };
   add(0, s->sinks);
   const int64_t head = std::min(s->ring_count, window_ - s->ring_start);

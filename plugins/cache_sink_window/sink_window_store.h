@@ -61,12 +61,12 @@ class SinkWindowCacheStore final : public CacheStore {
  private:
   struct Sequence {
     SlotArena arena;
-    std::unique_ptr<float[]> scratch;    // [2, kv_heads, sink + window, head_dim] or null
-    std::vector<int64_t> logical;        // per slot: the logical index it was appended at
-    std::vector<int32_t> ordered;        // positions in stored order (sinks, then the ring)
-    std::array<KVSegment, 3> segments;   // what the last view() returned
-    int64_t sinks = 0;                   // sink slots in use
-    int64_t ring_start = 0;              // ring offset of the oldest ring entry
+    std::unique_ptr<float[]> scratch;   // [2, kv_heads, sink + window, head_dim] or null
+    std::vector<int64_t> logical;       // per slot: the logical index it was appended at
+    std::vector<int32_t> ordered;       // positions in stored order (sinks, then the ring)
+    std::array<KVSegment, 3> segments;  // what the last view() returned
+    int64_t sinks = 0;                  // sink slots in use
+    int64_t ring_start = 0;             // ring offset of the oldest ring entry
     int64_t ring_count = 0;
     int64_t logical_length = 0;
     int64_t min_truncatable = 0;

@@ -56,9 +56,10 @@ TEST(KvStrategies, WindowedPrefillEqualsOneTokenAtATime) {
   for (const std::string positions : {"keep", "reassign"}) {
     for (const std::string stage : {"post_rope", "pre_rope"}) {
       SCOPED_TRACE(positions + " " + stage);
-      auto engine = make_engine(kModel, "[cache]\nplugin = \"sink_window\"\nsink = 2\nwindow = 8\n"
-                                        "max_tokens = 64\npositions = \"" +
-                                            positions + "\"\ncodec_stage = \"" + stage + "\"\n");
+      auto engine = make_engine(kModel,
+                                "[cache]\nplugin = \"sink_window\"\nsink = 2\nwindow = 8\n"
+                                "max_tokens = 64\npositions = \"" +
+                                    positions + "\"\ncodec_stage = \"" + stage + "\"\n");
       ASSERT_NE(engine, nullptr);
       auto reference = make_engine(kModel);
       const auto tokens = greedy_sequence(*reference, 40);
@@ -131,7 +132,8 @@ TEST(KvStrategies, TreeBatchEqualsItsPathsAsChains) {
   ASSERT_TRUE(engine->begin_sequence(seq).ok());
   std::vector<int32_t> positions = {0, 1, 2};
   ASSERT_TRUE(engine->transformer().forward(engine->cache(), seq.id, prefix, positions).ok());
-  // Tree under the prefix: 0:d (pos 3), 1:e (pos 3), 2:f child of d (pos 4), 3:g child of e (pos 4).
+  // Tree under the prefix: 0:d (pos 3), 1:e (pos 3), 2:f child of d (pos 4), 3:g child of e (pos
+  // 4).
   Batch tree;
   tree.add(261, seq.id, 3, -1, kOutputLogits);
   tree.add(300, seq.id, 3, -1, kOutputLogits);
@@ -194,7 +196,8 @@ TEST(KvStrategies, EvictingStoreRunsPastMaxTokensWithFlatMemory) {
   auto stats = engine->generate(request, [](int32_t) { return true; });
   ASSERT_TRUE(stats.ok()) << stats.status().to_string();
   EXPECT_EQ(stats->generated_tokens, 300);
-  const std::size_t per_token = 5 * 2 * 4 * 8 * 4 + 4;  // layers, K/V, kv heads, head dim, f32; position
+  const std::size_t per_token =
+      5 * 2 * 4 * 8 * 4 + 4;  // layers, K/V, kv heads, head dim, f32; position
   EXPECT_LE(engine->cache().bytes().peak, 64 * per_token);
 
   std::vector<int32_t> text = greedy_sequence(*make_engine(kModel), 200);
