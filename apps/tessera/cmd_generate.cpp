@@ -6,6 +6,37 @@
 #include "core/engine/engine.h"
 
 namespace tessera::cli {
+namespace {
+
+std::string mib(std::size_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  return text;
+}
+
+void print_cache_stats(Engine& engine, const GenerationStats& stats) {
+  const EngineDescription& d = engine.description();
+  const int head_dim = engine.model().config.head_dim;
+  const double bits = engine.codec().bits_per_vector(head_dim);
+  const int64_t tokens = stats.prompt_tokens + stats.generated_tokens;
+  const double seconds = stats.prefill_seconds + stats.decode_seconds;
+  std::fprintf(stderr,
+               "kv cache:   %s store, %s codec: %.1f bits per vector (f32 is %d), %lld entries "
+               "stored at the end\n"
+               "kv bytes:   live %s, peak %s, reserved %s (%.1f bytes per stored entry)\n"
+               "tokens:     %lld (%lld prompt + %lld generated) in %.3f s: %.1f tokens/s\n",
+               d.cache.c_str(), d.codec.c_str(), bits, 32 * head_dim,
+               static_cast<long long>(stats.kv_entries), mib(stats.kv_live_bytes).c_str(),
+               mib(stats.kv_peak_bytes).c_str(), mib(stats.kv_capacity_bytes).c_str(),
+               stats.kv_entries > 0 ? static_cast<double>(stats.kv_live_bytes) /
+                                          static_cast<double>(stats.kv_entries)
+                                    : 0.0,
+               static_cast<long long>(tokens), static_cast<long long>(stats.prompt_tokens),
+               static_cast<long long>(stats.generated_tokens), seconds,
+               seconds > 0 ? static_cast<double>(tokens) / seconds : 0.0);
+}
+
+}  // namespace
 
 int run_generate(int argc, char** argv) {
   po::options_description options("options");
@@ -16,7 +47,10 @@ int run_generate(int argc, char** argv) {
       "max-tokens,n", po::value<int64_t>(), "tokens to generate (default: decode.max_tokens)")(
       "set,s", po::value<std::vector<std::string>>()->composing(),
       "override a config key, e.g. --set sampling.temperature=0.8 (repeatable)")(
-      "quiet,q", "print only the generated text, no statistics");
+      "quiet,q", "print only the generated text, no statistics")(
+      "stats",
+      "after the text, print the KV cache's bytes (live, peak, reserved), the codec's "
+      "bits per vector, tokens and tokens/s on stderr");
   po::variables_map values;
   int exit_code = 0;
   if (!parse_arguments(argc, argv, options, {}, "usage: tessera generate --config FILE [options]",
@@ -24,6 +58,7 @@ int run_generate(int argc, char** argv) {
   tessera generate --config configs/stories260k.toml --prompt "Once upon a time"
   tessera generate --config configs/stories260k.toml --max-tokens 64 --set sampling.temperature=0.9 --set sampling.seed=7
   tessera generate --config configs/stories260k-llama2c.toml          # the llama2.c .bin checkpoint
+  tessera generate --config configs/stories260k.toml --stats --set cache.plugin=sink_window --set cache.window=64
 
 The prompt is echoed, then the continuation streams as it is generated. Statistics
 (tokens, tokens/s, why it stopped) go to stderr.
@@ -80,6 +115,7 @@ The prompt is echoed, then the continuation streams as it is generated. Statisti
                  stdout_closed() ? "output closed" : stats->stop_reason.c_str(),
                  stats->prefill_seconds * 1e3, tps, (*engine)->description().device.name.c_str());
   }
+  if (values.count("stats")) print_cache_stats(**engine, *stats);
   return 0;
 }
 

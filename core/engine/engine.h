@@ -40,6 +40,8 @@ class Engine {
   const Tokenizer& tokenizer() const { return *tokenizer_; }
   Transformer& transformer() { return *transformer_; }
   CheckedCacheStore& cache() { return *cache_; }
+  // The configured KV codec (layers in cache.codec_skip_layers use identity).
+  const Compressor& codec() const { return *codec_; }
   Sampler& sampler() { return *sampler_; }
   const EngineDescription& description() const { return description_; }
   // Things worth telling the user that do not stop the engine (a cache longer

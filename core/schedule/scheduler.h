@@ -2,6 +2,7 @@
 // it asks the engine to step a sequence and streams what comes out.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -26,7 +27,12 @@ struct GenerationStats {
   int64_t steps = 0;
   double prefill_seconds = 0;
   double decode_seconds = 0;
-  std::string stop_reason;  // "max_tokens" | "eos" | "cache_full"
+  std::string stop_reason;  // "max_tokens" | "eos" | "cache_full" | "stopped"
+  // The cache at the end, before the sequence was released (CacheBytes).
+  std::size_t kv_live_bytes = 0;
+  std::size_t kv_peak_bytes = 0;
+  std::size_t kv_capacity_bytes = 0;
+  int64_t kv_entries = 0;  // entries stored at the end
 };
 
 // Receives every emitted token as soon as it exists. Returning false stops the

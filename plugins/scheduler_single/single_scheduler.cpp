@@ -74,6 +74,11 @@ Result<GenerationStats> SingleScheduler::run(Engine& engine, const GenerationReq
     if (stop) break;
   }
   if (stats.steps > 1) stats.decode_seconds = seconds_since(start);
+  const CacheBytes bytes = engine.cache().bytes();
+  stats.kv_live_bytes = bytes.live;
+  stats.kv_peak_bytes = bytes.peak;
+  stats.kv_capacity_bytes = bytes.capacity;
+  if (auto info = engine.cache().info(sequence.id); info.ok()) stats.kv_entries = info->stored;
   const Status released = engine.end_sequence(sequence);
   RETURN_IF_ERROR(status);
   RETURN_IF_ERROR(released);
