@@ -28,9 +28,10 @@ uint16_t norm_to_half(double norm, int exponent) {
 
 RecordScalars fit_record_scalars(double norm, uint16_t qmax16) {
   RecordScalars fitted{norm_to_half(norm, 0), qmax16};
-  // Shift by 2^e: store fp16(norm · 2^-e) and qmax16 · 2^e (exact), one binade at a time.
   if (norm >= kHalfMinNormal && std::isfinite(half_to_float(fitted.norm16))) return fitted;
 
+  // Shift by 2^e, one binade at a time: store fp16(norm · 2^-e) and the exact
+  // qmax16 · 2^e, until the norm is a finite normal half.
   const int direction = norm > 1.0 ? 1 : -1;  // shrink a large norm, grow a small one
   for (int e = direction; std::abs(e) <= kMaxShift; e += direction) {
     uint16_t qmax_shifted;
