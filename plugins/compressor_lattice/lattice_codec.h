@@ -29,10 +29,10 @@ namespace tessera {
 
 // Defaults: E8 at Q = 37 is 832 bits per vector at head_dim 128 (2.46x vs
 // fp16), the same bytes as D4 at Q = 38, with about 30% lower error (rel-MSE
-// 4.25e-4 vs 6.11e-4 on Gaussian vectors, note §1.8); it costs roughly 1.6x
-// D4's encode time. A sweep sets both explicitly. q is capped at 16383 so
-// every block code fits 128 bits; past a few thousand the fp16 scalars, not
-// the grid, bound the error anyway.
+// 4.25e-4 vs 6.11e-4 on Gaussian vectors, note §1.8), for about 1.3x D4's
+// encode+decode time on a CPU (benchmarks/codec_bench.cpp). A sweep sets both
+// explicitly. q is capped at 16383 so every block code fits 128 bits; past a
+// few thousand the fp16 scalars, not the grid, bound the error anyway.
 inline constexpr OptionSpec kLatticeCodecOptions[] = {
     {.name = "lattice",
      .type = OptionType::kString,
