@@ -3,9 +3,32 @@
 #include <iostream>
 
 #include "apps/tessera/cli_common.h"
+#include "core/compressor/compressor.h"
 #include "core/util/strings.h"
 
 namespace tessera::cli {
+namespace {
+
+// A codec's storage with its default options, at common head sizes.
+void print_codec_bits(const PluginRegistry& registry, const PluginRecord& record) {
+  auto empty = Config::parse("", "defaults");
+  if (!empty.ok()) return;
+  auto options = empty->plugin_options("cache.codec", record.options(), record.name());
+  if (!options.ok()) return;
+  auto codec = create_plugin<Compressor>(registry, record, *options);
+  if (!codec.ok()) return;
+  std::string bits;
+  for (const int head_dim : {64, 128}) {
+    if (!(*codec)->supports(head_dim).ok()) continue;
+    if (!bits.empty()) bits += ", ";
+    bits += shortest_decimal((*codec)->bits_per_vector(head_dim)) + " at head_dim " +
+            std::to_string(head_dim) + " (f16: " + std::to_string(16 * head_dim) + ")";
+  }
+  if (!bits.empty())
+    std::printf("           bits per vector (default options): %s\n", bits.c_str());
+}
+
+}  // namespace
 
 int run_plugins(int argc, char** argv) {
   po::options_description options("options");
@@ -45,6 +68,7 @@ kind and name wins. Libraries that were found but refused are listed with why.
         std::printf("           option %s (%s, default %s): %s\n", o.name,
                     std::string(option_type_name(o.type)).c_str(), o.default_value, o.description);
       }
+      if (kind == "compressor") print_codec_bits(*registry, p);
     }
   }
   for (const RejectedPlugin& r : registry->rejected())

@@ -41,6 +41,7 @@ Status CpuBackend::init(const BackendOptions& options) {
   }
   pool_.reset();  // join the old workers before starting new ones
   pool_ = std::make_unique<cpu::ThreadPool>(options.threads);
+  max_context_ = options.max_context;
   // Cached RoPE angles for the first positions (keys rotated at read time).
   rope_positions_ =
       std::min<int64_t>(options.max_context > 0 ? options.max_context : 4096, kRopeTablePositions);
@@ -113,7 +114,7 @@ void CpuBackend::attention(const AttentionParams& params) {
     if (!rope_.prepare(params.q.dim(2), params.rope_theta, rope_positions_))
       rope_positions_ = 0;  // no memory for the table: every angle is computed
   }
-  cpu::attention(params, rope_, pool_.get());
+  cpu::attention(params, rope_, pool_.get(), max_context_);
 }
 
 }  // namespace tessera

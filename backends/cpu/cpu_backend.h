@@ -41,6 +41,7 @@ class CpuBackend final : public Backend {
   std::unique_ptr<cpu::ThreadPool> pool_;
   cpu::RopeTable rope_;
   int64_t rope_positions_ = 0;
+  int64_t max_context_ = 0;
 };
 
 }  // namespace tessera

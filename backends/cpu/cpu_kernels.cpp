@@ -6,6 +6,7 @@
 
 #include "backends/cpu/f16.h"
 #include "backends/cpu/rope_table.h"
+#include "core/compressor/compressor.h"
 #include "core/status/status.h"
 
 // Shape checks cost nothing in release builds; callers validate user input.
@@ -211,7 +212,8 @@ void add(const Tensor& a, const Tensor& b, const Tensor& out, ThreadPool* pool) 
       min_chunk_for(1, 65536));
 }
 
-void attention(const AttentionParams& a, const RopeTable& rope, ThreadPool* pool) {
+void attention(const AttentionParams& a, const RopeTable& rope, ThreadPool* pool,
+               int64_t context_hint) {
   const int64_t n = a.q.dim(0);
   const int64_t heads = a.q.dim(1);
   const int64_t head_dim = a.q.dim(2);
@@ -237,16 +239,30 @@ void attention(const AttentionParams& a, const RopeTable& rope, ThreadPool* pool
   const int64_t group = heads / kv_heads;
   const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
   const bool rotate_stored = a.stored_keys == StoredKeys::kBeforeRope;
-  // Per thread: scores [visible, group], a rotated key [head_dim], and one
-  // 1/sum per head [group].
-  const int64_t scratch = (most_stored + n) * group + head_dim + group;
-  reserve_or_die(*pool, static_cast<std::size_t>(scratch));
+  // Per thread: scores [visible, group]; a rotated key [head_dim]; 1/sum per
+  // head [group]; for encoded segments, queries in the codec's domain
+  // [group, head_dim], one segment's scores or weights [most_stored], value
+  // sums in the codec's domain [group, head_dim] and one head's output [head_dim].
+  const int64_t scores_floats = (most_stored + n) * group;
+  const int64_t scratch =
+      scores_floats + head_dim + group + 2 * group * head_dim + most_stored + head_dim;
+  // Sized once for the longest context the caller announced, so decoding
+  // never grows it.
+  const int64_t longest = std::max(most_stored + n, context_hint);
+  reserve_or_die(
+      *pool, static_cast<std::size_t>(std::max(
+                 scratch, longest * (group + 1) + 3 * head_dim + group + 2 * group * head_dim)));
 
   pool->parallel_for(
       0, n * kv_heads,
       [&](int64_t begin, int64_t end, int thread) {
         float* scores = pool->scratch(thread);
-        float* rotated = scores + (most_stored + n) * group;
+        float* rotated = scores + scores_floats;
+        float* inv_sum = rotated + head_dim;
+        float* q_codec = inv_sum + group;
+        float* acc = q_codec + group * head_dim;
+        float* seg_row = acc + group * head_dim;
+        float* head_out = seg_row + most_stored;
         for (int64_t item = begin; item < end; ++item) {
           const int64_t t = item / kv_heads;
           const int64_t kvh = item % kv_heads;
@@ -255,6 +271,9 @@ void attention(const AttentionParams& a, const RopeTable& rope, ThreadPool* pool
               a.views[static_cast<std::size_t>(a.view_of[static_cast<std::size_t>(t)])];
           const int64_t shift = a.rule.sink_shift(position);
           const float* q0 = a.q.f32() + t * a.q.stride[0] + kvh * group * a.q.stride[1];
+          const auto out_of = [&](int64_t g) {
+            return a.out.f32() + t * a.out.stride[0] + (kvh * group + g) * a.out.stride[1];
+          };
 
           // The key of an entry at position p as this query must see it.
           const auto key_for = [&](const float* key, int64_t p, bool before_rope) -> const float* {
@@ -267,10 +286,15 @@ void attention(const AttentionParams& a, const RopeTable& rope, ThreadPool* pool
             rope.rotate(key, moved, rotated);
             return rotated;
           };
-          // Visits every visible (key, value) in the fixed order: stored
-          // segments, then batch tokens.
-          const auto each_visible = [&](auto&& visit) {
+          // Visits every visible decoded (key, value) in the fixed order:
+          // stored segments, then batch tokens. Encoded segments are handed
+          // to `encoded_segment` whole, in their place in that order.
+          const auto each_visible = [&](auto&& visit, auto&& encoded_segment) {
             for (const KVSegment& seg : view.segments) {
+              if (seg.encoded()) {
+                encoded_segment(seg);
+                continue;
+              }
               const float* ks = seg.k.f32() + kvh * seg.k.stride[0];
               const float* vs = seg.v.f32() + kvh * seg.v.stride[0];
               for (int64_t j = 0; j < seg.count; ++j) {
@@ -291,20 +315,37 @@ void attention(const AttentionParams& a, const RopeTable& rope, ThreadPool* pool
 
           // Scores, one row of `group` per visible key.
           int64_t visible = 0;
-          each_visible([&](const float* key, const float*, int64_t p, bool before_rope) {
-            const float* k = key_for(key, p, before_rope);
-            float* row = scores + visible * group;
-            for (int64_t g = 0; g < group; ++g)
-              row[g] = dot(q0 + g * a.q.stride[1], k, head_dim) * scale;
-            ++visible;
-          });
+          const Compressor* codec = nullptr;  // of the encoded segments, if any
+          each_visible(
+              [&](const float* key, const float*, int64_t p, bool before_rope) {
+                const float* k = key_for(key, p, before_rope);
+                float* row = scores + visible * group;
+                for (int64_t g = 0; g < group; ++g)
+                  row[g] = dot(q0 + g * a.q.stride[1], k, head_dim) * scale;
+                ++visible;
+              },
+              [&](const KVSegment& seg) {
+                // The codec scores its records against the query in its own domain.
+                codec = seg.codec;
+                const uint8_t* records = seg.k_records + kvh * seg.record_head_stride;
+                for (int64_t g = 0; g < group; ++g) {
+                  codec->transform_query(q0 + g * a.q.stride[1], static_cast<int>(head_dim),
+                                         q_codec + g * head_dim);
+                  codec->dot_encoded(q_codec + g * head_dim, records, seg.count,
+                                     static_cast<int>(head_dim), seg_row);
+                  int64_t k = visible;
+                  for (int64_t j = 0; j < seg.count; ++j)
+                    if (a.rule.sees(position, seg.positions[j]))
+                      scores[(k++) * group + g] = seg_row[j] * scale;
+                }
+                for (int64_t j = 0; j < seg.count; ++j)
+                  visible += a.rule.sees(position, seg.positions[j]) ? 1 : 0;
+              });
 
           // Softmax per head, normalised after the values are summed (as a
           // single head would: the same arithmetic for any group size).
-          float* inv_sum = rotated + head_dim;
           for (int64_t g = 0; g < group; ++g) {
-            float* o = a.out.f32() + t * a.out.stride[0] + (kvh * group + g) * a.out.stride[1];
-            std::fill_n(o, head_dim, 0.0f);
+            std::fill_n(out_of(g), head_dim, 0.0f);
             float max_score = -std::numeric_limits<float>::infinity();
             for (int64_t j = 0; j < visible; ++j)
               max_score = std::max(max_score, scores[j * group + g]);
@@ -317,18 +358,38 @@ void attention(const AttentionParams& a, const RopeTable& rope, ThreadPool* pool
             inv_sum[g] = 1.0f / sum;
           }
           if (visible == 0) continue;
+          if (codec) std::fill_n(acc, group * head_dim, 0.0f);
           int64_t j = 0;
-          each_visible([&](const float*, const float* v, int64_t, bool) {
-            const float* row = scores + j * group;
-            for (int64_t g = 0; g < group; ++g) {
-              float* o = a.out.f32() + t * a.out.stride[0] + (kvh * group + g) * a.out.stride[1];
-              const float p = row[g];
-              for (int64_t d = 0; d < head_dim; ++d) o[d] += p * v[d];
-            }
-            ++j;
-          });
+          each_visible(
+              [&](const float*, const float* v, int64_t, bool) {
+                const float* row = scores + j * group;
+                for (int64_t g = 0; g < group; ++g) {
+                  float* o = out_of(g);
+                  const float p = row[g];
+                  for (int64_t d = 0; d < head_dim; ++d) o[d] += p * v[d];
+                }
+                ++j;
+              },
+              [&](const KVSegment& seg) {
+                // Values summed by the codec in its domain, brought back once below.
+                const uint8_t* records = seg.v_records + kvh * seg.record_head_stride;
+                const int64_t first = j;
+                for (int64_t g = 0; g < group; ++g) {
+                  int64_t k = first;
+                  for (int64_t e = 0; e < seg.count; ++e)
+                    seg_row[e] =
+                        a.rule.sees(position, seg.positions[e]) ? scores[(k++) * group + g] : 0.0f;
+                  seg.codec->accumulate_encoded(seg_row, records, seg.count,
+                                                static_cast<int>(head_dim), acc + g * head_dim);
+                  j = k;
+                }
+              });
           for (int64_t g = 0; g < group; ++g) {
-            float* o = a.out.f32() + t * a.out.stride[0] + (kvh * group + g) * a.out.stride[1];
+            float* o = out_of(g);
+            if (codec) {
+              codec->finish_output(acc + g * head_dim, static_cast<int>(head_dim), head_out);
+              for (int64_t d = 0; d < head_dim; ++d) o[d] += head_out[d];
+            }
             for (int64_t d = 0; d < head_dim; ++d) o[d] *= inv_sum[g];
           }
         }

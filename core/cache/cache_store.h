@@ -93,6 +93,10 @@ class CacheStore : public PluginObject {
 
   // The stored entries of one layer as attention reads them (kv_view.h).
   virtual Result<KVView> view(SequenceId seq, int layer) = 0;
+  // The same, with encoded layers handed out as the codec's records instead
+  // of decoded (for a codec that attends encoded; raw layers as in view()).
+  // The default decodes.
+  virtual Result<KVView> encoded_view(SequenceId seq, int layer) { return view(seq, layer); }
 
   // The queries below require an allocated sequence (CheckedCacheStore makes sure).
   virtual SequenceInfo info(SequenceId seq) const = 0;

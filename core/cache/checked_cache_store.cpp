@@ -231,13 +231,21 @@ Status CheckedCacheStore::copy(SequenceId seq, std::span<const int64_t> src, int
 }
 
 Result<KVView> CheckedCacheStore::view(SequenceId seq, int layer) {
+  return checked_view(seq, layer, false);
+}
+
+Result<KVView> CheckedCacheStore::encoded_view(SequenceId seq, int layer) {
+  return checked_view(seq, layer, true);
+}
+
+Result<KVView> CheckedCacheStore::checked_view(SequenceId seq, int layer, bool encoded) {
   ASSIGN_OR_RETURN(const SequenceRecord* state, find(seq, "view"));
   (void)state;
   if (layer < 0 || layer >= geometry_.layers) {
     return out_of_range("cache '" + plugin_name_ + "': view of layer " + str(layer) + " of " +
                         seq_name(seq) + ", but the model has " + str(geometry_.layers) + " layers");
   }
-  Result<KVView> result = store_->view(seq, layer);
+  Result<KVView> result = encoded ? store_->encoded_view(seq, layer) : store_->view(seq, layer);
   if (!result.ok()) return result.status().with_context("cache '" + plugin_name_ + "'");
   const int64_t stored = store_->info(seq).stored;
   const KVView& kv = *result;
@@ -249,6 +257,19 @@ Result<KVView> CheckedCacheStore::view(SequenceId seq, int layer) {
   }
   for (std::size_t s = 0; s < kv.segments.size(); ++s) {
     const KVSegment& segment = kv.segments[s];
+    if (segment.encoded()) {
+      const bool records_ok =
+          encoded && segment.codec == codecs_[static_cast<std::size_t>(layer)] &&
+          segment.codec->attends_encoded() &&
+          (segment.count == 0 || (segment.k_records && segment.v_records && segment.positions));
+      if (!records_ok)
+        return broke("its contract", "view", seq,
+                     "layer " + str(layer) + " segment " + str(static_cast<int64_t>(s)) +
+                         " is encoded, but " +
+                         (encoded ? "its records or codec are not the layer's"
+                                  : "a decoded view was asked for"));
+      continue;
+    }
     for (const Tensor* t : {&segment.k, &segment.v}) {
       const bool shape_ok = t->dtype == DType::kF32 && t->rank == 3 &&
                             t->dim(0) == geometry_.kv_heads && t->dim(1) == segment.count &&

@@ -65,6 +65,8 @@ class CheckedCacheStore {
   // contiguous head_dim, counts adding up to `stored`. Valid as the store's
   // header says (until the next mutation, or next view of the sequence).
   Result<KVView> view(SequenceId seq, int layer);
+  // The same, encoded segments allowed (their records and codec checked).
+  Result<KVView> encoded_view(SequenceId seq, int layer);
 
   bool contains(SequenceId seq) const { return sequences_.count(seq) != 0; }
   Result<SequenceInfo> info(SequenceId seq) const;
@@ -84,6 +86,7 @@ class CheckedCacheStore {
   };
 
   Status check_ready() const;
+  Result<KVView> checked_view(SequenceId seq, int layer, bool encoded);
   Result<const SequenceRecord*> find(SequenceId seq, std::string_view op) const;
   Status check_kv_tensor(const Tensor& t, std::string_view which, int64_t n) const;
 

@@ -5,6 +5,7 @@
 // them a query sees. docs/architecture.md, "Attention over stored K/V".
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 
@@ -17,12 +18,24 @@ namespace tessera {
 // reads them ("pre_rope"). The core decides; the store keeps what it is given.
 enum class StoredKeys : uint8_t { kRotated, kBeforeRope };
 
-// One contiguous run of stored entries of one layer.
+class Compressor;
+
+// One contiguous run of stored entries of one layer: decoded f32 tensors, or
+// (from CacheStore::encoded_view, for a codec that attends encoded) the
+// codec's records, which attention reads through the codec without decoding.
 struct KVSegment {
   Tensor k;  // f32 [kv_heads, count, head_dim], head_dim contiguous, other strides free
-  Tensor v;  // likewise
+  Tensor v;  // likewise; both without data when `codec` is set
   const int32_t* positions = nullptr;  // count logical positions, non-decreasing
   int64_t count = 0;
+  // The encoded form: kv head h's count records (one after another) start at
+  // k_records + h * record_head_stride (bytes), likewise V.
+  const Compressor* codec = nullptr;
+  const uint8_t* k_records = nullptr;
+  const uint8_t* v_records = nullptr;
+  std::size_t record_head_stride = 0;
+
+  bool encoded() const { return codec != nullptr; }
 };
 
 // A sequence's stored entries of one layer, segments in position order. The

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "core/plugin/plugin_object.h"
 #include "core/status/status.h"
@@ -28,6 +29,40 @@ class Compressor : public PluginObject {
   // src: n_vectors * head_dim floats; dst: encoded_bytes(n_vectors, head_dim) bytes.
   virtual void encode(const float* src, int64_t n_vectors, int head_dim, uint8_t* dst) const = 0;
   virtual void decode(const uint8_t* src, int64_t n_vectors, int head_dim, float* dst) const = 0;
+
+  // What a user should know about this codec at this head size (e.g. "group
+  // size clamped to head_dim 8"), shown as a warning; "" when nothing.
+  virtual std::string notes(int head_dim) const {
+    (void)head_dim;
+    return {};
+  }
+
+  // Attention on encoded vectors, without decoding them (optional). When
+  // attends_encoded() is true, attention may hand the codec its stored
+  // records (n of them, encoded_bytes(1, head_dim) bytes each, one after
+  // another) and call, per query head:
+  //   transform_query   q_t = the query in the codec's domain (the lattice
+  //                     codec rotates it by its Hadamard matrix);
+  //   dot_encoded       scores[j] = dot(q, decode(record j)), given q_t;
+  //   accumulate_encoded  acc += sum_j weights[j] * record j in the codec's domain;
+  //   finish_output     out = acc back in the original domain.
+  // Results equal decode-then-compute within float rounding. The defaults are
+  // never called when attends_encoded() is false.
+  virtual bool attends_encoded() const { return false; }
+  virtual void transform_query(const float* q, int head_dim, float* q_t) const {
+    (void)q, (void)head_dim, (void)q_t;
+  }
+  virtual void dot_encoded(const float* q_t, const uint8_t* records, int64_t n, int head_dim,
+                           float* scores) const {
+    (void)q_t, (void)records, (void)n, (void)head_dim, (void)scores;
+  }
+  virtual void accumulate_encoded(const float* weights, const uint8_t* records, int64_t n,
+                                  int head_dim, float* acc) const {
+    (void)weights, (void)records, (void)n, (void)head_dim, (void)acc;
+  }
+  virtual void finish_output(const float* acc, int head_dim, float* out) const {
+    (void)acc, (void)head_dim, (void)out;
+  }
 };
 
 }  // namespace tessera

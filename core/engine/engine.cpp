@@ -96,6 +96,8 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
   RETURN_IF_ERROR(
       engine->codec_->supports(mc.head_dim)
           .with_context("compressor plugin '" + codec_rec->name() + "' with model " + model_path));
+  if (const std::string note = engine->codec_->notes(mc.head_dim); !note.empty())
+    engine->warnings_.push_back("compressor plugin '" + codec_rec->name() + "': " + note);
   const int64_t skip = config.get_int("cache.codec_skip_layers");
   if (skip > 0 && !engine->codec_->stores_raw_f32()) {
     auto identity = registry.find("compressor", "identity");

@@ -322,8 +322,13 @@ Status Transformer::forward_chunk(CheckedCacheStore& cache, const Batch& batch, 
     const float* v_seen = through_codec(codec, v_layer, vectors, v_seen_);
     params.batch_k = f32_view(const_cast<float*>(k_seen), {n, c.n_kv_heads, c.head_dim});
     params.batch_v = f32_view(const_cast<float*>(v_seen), {n, c.n_kv_heads, c.head_dim});
+    // A codec that attends encoded is read without decoding, unless keys must
+    // be rotated at read time (before RoPE, or sinks moved by reassign).
+    const bool encoded = codec.attends_encoded() && !codec.stores_raw_f32() && !keys_before_rope &&
+                         !params.rule.reassign;
     for (std::size_t s = 0; s < chunk_seqs_.size(); ++s) {
-      ASSIGN_OR_RETURN(views_[s], cache.view(chunk_seqs_[s], l));
+      ASSIGN_OR_RETURN(views_[s], encoded ? cache.encoded_view(chunk_seqs_[s], l)
+                                          : cache.view(chunk_seqs_[s], l));
     }
     backend_.attention(params);
     backend_.matmul(attn_flat, lw.wo, xb);

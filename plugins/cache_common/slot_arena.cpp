@@ -102,4 +102,23 @@ KVSegment SlotArena::segment(const CodecLayout& layout, int layer, int64_t first
   return segment;
 }
 
+KVSegment SlotArena::encoded_segment(const CodecLayout& layout, int layer, int64_t first,
+                                     int64_t count) const {
+  if (layout.raw(layer)) return segment(layout, layer, first, count, nullptr, 0, 0);
+  const CacheGeometry& g = layout.geometry();
+  KVSegment segment;
+  segment.count = count;
+  segment.positions = positions_.get() + first;
+  for (Tensor* t : {&segment.k, &segment.v}) {
+    t->dtype = DType::kF32;
+    t->rank = 3;
+    t->shape = {g.kv_heads, count, g.head_dim, 0};
+  }
+  segment.codec = &layout.codec(layer);
+  segment.k_records = vector(layout, layer, 0, 0, first);
+  segment.v_records = vector(layout, layer, 1, 0, first);
+  segment.record_head_stride = static_cast<std::size_t>(slots_) * layout.vector_bytes(layer);
+  return segment;
+}
+
 }  // namespace tessera

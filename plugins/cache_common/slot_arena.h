@@ -42,6 +42,10 @@ class SlotArena {
   // scratch_slots, head_dim]) at slot offset `scratch_first`.
   KVSegment segment(const CodecLayout& layout, int layer, int64_t first, int64_t count,
                     float* scratch, int64_t scratch_slots, int64_t scratch_first) const;
+  // The same slots as records for the layer's codec (no decoding); a raw-f32
+  // layer is the plain view.
+  KVSegment encoded_segment(const CodecLayout& layout, int layer, int64_t first,
+                            int64_t count) const;
 
  private:
   int64_t slots_ = 0;

@@ -234,6 +234,14 @@ Status PagedCacheStore::copy(SequenceId seq, std::span<const int64_t> src, int64
 }
 
 Result<KVView> PagedCacheStore::view(SequenceId seq, int layer) {
+  return make_view(seq, layer, false);
+}
+
+Result<KVView> PagedCacheStore::encoded_view(SequenceId seq, int layer) {
+  return make_view(seq, layer, true);
+}
+
+Result<KVView> PagedCacheStore::make_view(SequenceId seq, int layer, bool encoded) {
   Sequence* s = find(seq);
   if (s == nullptr) return not_found("paged cache: no " + seq_name(seq));
   if (layer < 0 || layer >= layout_.geometry().layers)
@@ -244,8 +252,9 @@ Result<KVView> PagedCacheStore::view(SequenceId seq, int layer) {
     const int64_t first = static_cast<int64_t>(b) * block_size_;
     const int64_t count = std::min(block_size_, s->length - first);
     const Block& block = blocks_[static_cast<std::size_t>(s->table[b])];
-    s->segments.push_back(
-        block.arena.segment(layout_, layer, 0, count, s->scratch.get(), s->capacity, first));
+    s->segments.push_back(encoded ? block.arena.encoded_segment(layout_, layer, 0, count)
+                                  : block.arena.segment(layout_, layer, 0, count, s->scratch.get(),
+                                                        s->capacity, first));
   }
   return KVView{s->segments};
 }

@@ -52,6 +52,7 @@ class PagedCacheStore final : public CacheStore {
   Status copy(SequenceId seq, std::span<const int64_t> src, int64_t dst_start) override;
 
   Result<KVView> view(SequenceId seq, int layer) override;
+  Result<KVView> encoded_view(SequenceId seq, int layer) override;
   SequenceInfo info(SequenceId seq) const override;
   int64_t stored_length(SequenceId seq, int layer, int kv) const override;
   std::span<const int32_t> positions(SequenceId seq) const override;
@@ -93,6 +94,7 @@ class PagedCacheStore final : public CacheStore {
   // Makes the block at table index `b` the sequence's own (copying a shared one).
   void own_block(Sequence& s, int64_t b);
   void set_written(int32_t id, int64_t written);
+  Result<KVView> make_view(SequenceId seq, int layer, bool encoded);
   void set_live(std::size_t live);
   std::size_t entry_bytes() const { return layout_.token_bytes() + sizeof(int32_t); }
 

@@ -215,6 +215,14 @@ Status SinkWindowCacheStore::copy(SequenceId seq, std::span<const int64_t> src, 
 }
 
 Result<KVView> SinkWindowCacheStore::view(SequenceId seq, int layer) {
+  return make_view(seq, layer, false);
+}
+
+Result<KVView> SinkWindowCacheStore::encoded_view(SequenceId seq, int layer) {
+  return make_view(seq, layer, true);
+}
+
+Result<KVView> SinkWindowCacheStore::make_view(SequenceId seq, int layer, bool encoded) {
   Sequence* s = find(seq);
   if (s == nullptr) return not_found("sink_window cache: no " + seq_name(seq));
   if (layer < 0 || layer >= layout_.geometry().layers)
@@ -225,7 +233,8 @@ Result<KVView> SinkWindowCacheStore::view(SequenceId seq, int layer) {
   const auto add = [&](int64_t first, int64_t n) {
     if (n > 0)
       s->segments[count++] =
-          s->arena.segment(layout_, layer, first, n, s->scratch.get(), slots, first);
+          encoded ? s->arena.encoded_segment(layout_, layer, first, n)
+                  : s->arena.segment(layout_, layer, first, n, s->scratch.get(), slots, first);
   };
   add(0, s->sinks);
   const int64_t head = std::min(s->ring_count, window_ - s->ring_start);

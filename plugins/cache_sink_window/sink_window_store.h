@@ -53,6 +53,7 @@ class SinkWindowCacheStore final : public CacheStore {
   Status copy(SequenceId seq, std::span<const int64_t> src, int64_t dst_start) override;
 
   Result<KVView> view(SequenceId seq, int layer) override;
+  Result<KVView> encoded_view(SequenceId seq, int layer) override;
   SequenceInfo info(SequenceId seq) const override;
   int64_t stored_length(SequenceId seq, int layer, int kv) const override;
   std::span<const int32_t> positions(SequenceId seq) const override;
@@ -82,6 +83,7 @@ class SinkWindowCacheStore final : public CacheStore {
   int64_t slot_of(const Sequence& s, int64_t i) const;
   void drop_oldest(Sequence& s);
   void refresh_order(Sequence& s) const;
+  Result<KVView> make_view(SequenceId seq, int layer, bool encoded);
   std::size_t live_bytes(int64_t entries) const {
     return static_cast<std::size_t>(entries) * (layout_.token_bytes() + sizeof(int32_t));
   }

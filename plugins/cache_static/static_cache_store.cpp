@@ -143,6 +143,17 @@ Result<KVView> StaticCacheStore::view(SequenceId seq, int layer) {
   return KVView{std::span<const KVSegment>(&s->segment, 1)};
 }
 
+Result<KVView> StaticCacheStore::encoded_view(SequenceId seq, int layer) {
+  Sequence* s = find(seq);
+  if (s == nullptr) return not_found("static cache: no " + seq_name(seq));
+  if (layer < 0 || layer >= layout_.geometry().layers) {
+    return out_of_range("static cache: layer " + std::to_string(layer) + " of " +
+                        std::to_string(layout_.geometry().layers));
+  }
+  s->segment = s->arena.encoded_segment(layout_, layer, 0, s->length);
+  return KVView{std::span<const KVSegment>(&s->segment, 1)};
+}
+
 SequenceInfo StaticCacheStore::info(SequenceId seq) const {
   const Sequence& s = get(seq);
   return {s.length, s.length, s.arena.slots(), 0};

@@ -54,6 +54,7 @@ class StaticCacheStore final : public CacheStore {
   Status copy(SequenceId seq, std::span<const int64_t> src, int64_t dst_start) override;
 
   Result<KVView> view(SequenceId seq, int layer) override;
+  Result<KVView> encoded_view(SequenceId seq, int layer) override;
   SequenceInfo info(SequenceId seq) const override;
   int64_t stored_length(SequenceId seq, int layer, int kv) const override;
   std::span<const int32_t> positions(SequenceId seq) const override;

@@ -49,9 +49,11 @@ class Int4Codec final : public Compressor {
   // "int4 codec: group_size 32 > head_dim 8: group size clamped to head_dim 8"
   // when the group was clamped, else empty (for the core's log).
   std::string group_size_note(int head_dim) const;
+  std::string notes(int head_dim) const override { return group_size_note(head_dim); }
   // OK when head_dim is positive and even and the effective group size
   // divides it; otherwise InvalidArgument naming head_dim.
   Status check_head_dim(int head_dim) const;
+  Status supports(int head_dim) const override { return check_head_dim(head_dim); }
 
   std::size_t encoded_bytes(int64_t n_vectors, int head_dim) const override;
   double bits_per_vector(int head_dim) const override;
@@ -60,11 +62,13 @@ class Int4Codec final : public Compressor {
 
   // Attention on records (same contract as LatticeCodec's; the codec domain
   // is the original one, so the query and output are copied).
-  void transform_query(const float* q, int D, float* q_out) const;
-  void dot_encoded(const float* q_t, const uint8_t* records, int64_t n, int D, float* scores) const;
+  bool attends_encoded() const override { return true; }
+  void transform_query(const float* q, int D, float* q_out) const override;
+  void dot_encoded(const float* q_t, const uint8_t* records, int64_t n, int D,
+                   float* scores) const override;
   void accumulate_encoded(const float* weights, const uint8_t* records, int64_t n, int D,
-                          float* acc) const;
-  void finish_output(const float* acc, int D, float* out) const;
+                          float* acc) const override;
+  void finish_output(const float* acc, int D, float* out) const override;
 
   int group_size() const { return group_size_; }
 

@@ -26,6 +26,7 @@ class Int8Codec final : public Compressor {
 
   // OK for any positive head_dim.
   Status check_head_dim(int head_dim) const;
+  Status supports(int head_dim) const override { return check_head_dim(head_dim); }
 
   std::size_t encoded_bytes(int64_t n_vectors, int head_dim) const override;
   double bits_per_vector(int head_dim) const override;
@@ -34,11 +35,13 @@ class Int8Codec final : public Compressor {
 
   // Attention on records (same contract as LatticeCodec's; here the codec
   // domain is the original one, so the query and output are copied).
-  void transform_query(const float* q, int D, float* q_out) const;
-  void dot_encoded(const float* q_t, const uint8_t* records, int64_t n, int D, float* scores) const;
+  bool attends_encoded() const override { return true; }
+  void transform_query(const float* q, int D, float* q_out) const override;
+  void dot_encoded(const float* q_t, const uint8_t* records, int64_t n, int D,
+                   float* scores) const override;
   void accumulate_encoded(const float* weights, const uint8_t* records, int64_t n, int D,
-                          float* acc) const;
-  void finish_output(const float* acc, int D, float* out) const;
+                          float* acc) const override;
+  void finish_output(const float* acc, int D, float* out) const override;
 
  private:
   void check_or_abort(int head_dim) const;

@@ -63,6 +63,7 @@ class LatticeCodec final : public Compressor {
   // OK when head_dim is a power of two, a multiple of the block size and at
   // most kMaxHeadDim; otherwise InvalidArgument naming head_dim.
   Status check_head_dim(int head_dim) const;
+  Status supports(int head_dim) const override { return check_head_dim(head_dim); }
 
   std::size_t encoded_bytes(int64_t n_vectors, int head_dim) const override;
   // Box mode: the nominal (head_dim / bd) · bits_per_block + 32 of note §1.5.
@@ -75,14 +76,16 @@ class LatticeCodec final : public Compressor {
   // Attention on records (D = head_dim; every pointer holds what its name
   // says for D-vectors; records: n · encoded_bytes(1, D) bytes).
   // q_out = H·q.
-  void transform_query(const float* q, int D, float* q_out) const;
+  bool attends_encoded() const override { return true; }
+  void transform_query(const float* q, int D, float* q_out) const override;
   // scores[j] = dot(q, decode(record j)), given q_t = transform_query(q).
-  void dot_encoded(const float* q_t, const uint8_t* records, int64_t n, int D, float* scores) const;
+  void dot_encoded(const float* q_t, const uint8_t* records, int64_t n, int D,
+                   float* scores) const override;
   // acc += Σ_j weights[j] · H·decode(record j) (the rotated domain).
   void accumulate_encoded(const float* weights, const uint8_t* records, int64_t n, int D,
-                          float* acc) const;
+                          float* acc) const override;
   // out = H·acc: back to the original domain.
-  void finish_output(const float* acc, int D, float* out) const;
+  void finish_output(const float* acc, int D, float* out) const override;
 
   const lattice::LatticeConfig& config() const { return quantizer_.config(); }
   const lattice::Quantizer& quantizer() const { return quantizer_; }

@@ -16,6 +16,9 @@
 #include "plugins/cache_sink_window/sink_window_store.h"
 #include "plugins/cache_static/static_cache_store.h"
 #include "plugins/compressor_identity/identity_codec.h"
+#include "plugins/compressor_int4/int4_codec.h"
+#include "plugins/compressor_int8/int8_codec.h"
+#include "plugins/compressor_lattice/lattice_codec.h"
 #include "tests/cache/cache_test_util.h"
 
 namespace tessera {
@@ -41,8 +44,7 @@ struct StoreCase {
 struct CodecCase {
   std::string name;
   std::function<std::unique_ptr<Compressor>()> make;
-  float (*round)(float) = nullptr;  // what the codec gives back
-  std::size_t vector_bytes = 0;
+  std::size_t vector_bytes = 0;  // at head_dim 8
 };
 
 struct Case {
@@ -68,8 +70,17 @@ std::vector<Case> cases() {
        true, 3, 5},
   };
   const std::vector<CodecCase> codecs = {
-      {"identity", [] { return std::make_unique<IdentityCodec>(); }, nullptr, 4 * 8},
-      {"half", [] { return std::make_unique<HalfCodec>(); }, &HalfCodec::round, 2 * 8},
+      {"identity", [] { return std::make_unique<IdentityCodec>(); }, 4 * 8},
+      {"half", [] { return std::make_unique<HalfCodec>(); }, 2 * 8},
+      {"int8", [] { return std::make_unique<Int8Codec>(); }, 8 + 2},
+      {"int4", [] { return std::make_unique<Int4Codec>(8); }, 4 + 2},
+      // D4 at Q = 38 over head_dim 8: two 25-bit block codes, then fp16 norm and qmax.
+      {"lattice_d4",
+       [] {
+         return std::make_unique<LatticeCodec>(
+             lattice::LatticeConfig{lattice::LatticeKind::kD4, 38, lattice::ClampMode::kBox});
+       },
+       7 + 4},
   };
   std::vector<Case> out;
   for (const auto& s : stores)
@@ -82,7 +93,9 @@ class StoreConformance : public ::testing::TestWithParam<Case> {
   void SetUp() override {
     const Case& c = GetParam();
     store_ = std::make_unique<CodecOwningStore>(c.store.make(), c.store.name, c.codec.make());
+    reference_codec_ = c.codec.make();
     ASSERT_TRUE(store_->init(kGeometry).ok());
+    ASSERT_EQ(reference_codec_->encoded_bytes(1, kGeometry.head_dim), c.codec.vector_bytes);
   }
 
   // Appends n tokens continuing `seq` (ids and positions from its logical length).
@@ -91,7 +104,7 @@ class StoreConformance : public ::testing::TestWithParam<Case> {
     KVBatch b = make_batch(kGeometry, first + 100 * seq, n, static_cast<int32_t>(first));
     const Status st = store_->append(seq, b.positions, b.kt, b.vt);
     ASSERT_TRUE(st.ok()) << st.to_string();
-    ref.append(b, GetParam().codec.round);
+    ref.append_through(b, *reference_codec_);
     if (GetParam().store.evicts)
       ref.evict(GetParam().store.sink, GetParam().store.window, b.positions.back());
   }
@@ -108,6 +121,7 @@ class StoreConformance : public ::testing::TestWithParam<Case> {
   }
 
   std::unique_ptr<CodecOwningStore> store_;
+  std::unique_ptr<Compressor> reference_codec_;  // to compute what the store should give back
 };
 
 TEST_P(StoreConformance, AppendsAndViews) {
