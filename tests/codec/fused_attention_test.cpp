@@ -55,7 +55,8 @@ TEST_P(FusedAttention, EqualsDecodeThenAttend) {
   codec.decode(k_rec.data(), kKvHeads * kStored, kHd, k_dec.data());
   codec.decode(v_rec.data(), kKvHeads * kStored, kHd, v_dec.data());
   std::vector<int32_t> stored_positions(kStored);
-  for (int64_t j = 0; j < kStored; ++j) stored_positions[static_cast<std::size_t>(j)] = static_cast<int32_t>(j);
+  for (int64_t j = 0; j < kStored; ++j)
+    stored_positions[static_cast<std::size_t>(j)] = static_cast<int32_t>(j);
 
   // Two segments each way: [0, 20) and [20, kStored).
   const auto segments = [&](bool encoded) {
