@@ -118,17 +118,20 @@ TEST_P(RealKvCodecs, AtSmallHeadSizesTheScalarsCostTheLatticeItsLead) {
       const Measured lat =
           measure(std::string(lattice::lattice_name(kind)) + " q" + std::to_string(q),
                   LatticeCodec(lattice_at(kind, q)), kv);
-      std::printf("%s head_dim %d: %-10s %5.0f bits  K %.3e  V %.3e   vs %-4s %5.0f bits  K %.3e  V %.3e\n",
-                  GetParam(), kv.head_dim, lat.name.c_str(), lat.bits, lat.k_mse, lat.v_mse,
-                  baseline.name.c_str(), baseline.bits, baseline.k_mse, baseline.v_mse);
+      std::printf(
+          "%s head_dim %d: %-10s %5.0f bits  K %.3e  V %.3e   vs %-4s %5.0f bits  K %.3e  V %.3e\n",
+          GetParam(), kv.head_dim, lat.name.c_str(), lat.bits, lat.k_mse, lat.v_mse,
+          baseline.name.c_str(), baseline.bits, baseline.k_mse, baseline.v_mse);
       EXPECT_LE(lat.bits, baseline.bits);
       EXPECT_GT(lat.k_mse, baseline.k_mse) << lat.name << " vs " << baseline.name << " (K)";
       EXPECT_GT(lat.v_mse, baseline.v_mse) << lat.name << " vs " << baseline.name << " (V)";
     }
   }
   // The codec itself works on real vectors: error falls about as 1/Q^2.
-  const double coarse = measure("D4 q10", LatticeCodec(lattice_at(lattice::LatticeKind::kD4, 10)), kv).k_mse;
-  const double fine = measure("D4 q40", LatticeCodec(lattice_at(lattice::LatticeKind::kD4, 40)), kv).k_mse;
+  const double coarse =
+      measure("D4 q10", LatticeCodec(lattice_at(lattice::LatticeKind::kD4, 10)), kv).k_mse;
+  const double fine =
+      measure("D4 q40", LatticeCodec(lattice_at(lattice::LatticeKind::kD4, 40)), kv).k_mse;
   EXPECT_GT(coarse / fine, 8.0);
   EXPECT_LT(coarse / fine, 32.0);
 }
@@ -144,7 +147,8 @@ TEST(WideHeads, LatticeBeatsInt4AtEqualBitsAtHeadDim128) {
   kv.k = x;
   kv.v = x;
   const Measured int4 = measure("int4", Int4Codec(32), kv);
-  const Measured d4 = measure("D4 q10", LatticeCodec(lattice_at(lattice::LatticeKind::kD4, 10)), kv);
+  const Measured d4 =
+      measure("D4 q10", LatticeCodec(lattice_at(lattice::LatticeKind::kD4, 10)), kv);
   EXPECT_EQ(d4.bits, int4.bits);  // 576 both
   EXPECT_LT(d4.k_mse, int4.k_mse);
 }
