@@ -40,7 +40,7 @@ Result<AtomicFile> AtomicFile::create(std::string path, std::string_view what) {
   for (int attempt = 0; attempt < 100; ++attempt) {
     std::string temp_path = path + ".tmp-" + std::to_string(::getpid()) + "-" +
                             std::to_string(temp_counter.fetch_add(1));
-    const int fd = ::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    const int fd = ::open(temp_path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd >= 0) return AtomicFile(std::move(path), std::string(what), std::move(temp_path), fd);
     if (errno != EEXIST) {
       const int saved = errno;

@@ -26,8 +26,9 @@ class AtomicFile {
 
   const std::string& path() const { return path_; }
   const std::string& temp_path() const { return temp_path_; }
-  // The open descriptor of the temporary (for a writer that needs its own
-  // FILE*: dup() it, as AtomicFile closes this one).
+  // The temporary's descriptor, open for reading and writing (to check what
+  // another writer put there). A writer that needs its own FILE* dup()s it,
+  // as AtomicFile closes this one.
   int fd() const { return fd_; }
 
   Status write(std::string_view bytes);
