@@ -2,15 +2,18 @@
 # Installs everything tessera needs to build and test, from Debian 12 packages
 # only. Run as root, or as a user with sudo. Eigen, oneDNN and the Vulkan
 # toolchain (headers, lavapipe, glslc) are for the coming CPU fast paths and
-# Vulkan backend; nothing builds against them yet. With --fuzz it also installs
-# clang and libFuzzer for the fuzz targets (scripts/fuzz.sh; CI does). The CUDA
-# toolkit is optional and never installed here.
+# Vulkan backend; nothing builds against them yet. PLplot and its cairo driver
+# draw the plots of `tessera sweep`; zlib lets the plot tests read the PNGs
+# back. With --fuzz it also installs clang and libFuzzer for the fuzz targets
+# (scripts/fuzz.sh; CI does). The CUDA toolkit is optional and never installed
+# here.
 set -euo pipefail
 
 packages=(
   cmake ninja-build g++ pkg-config git
   libboost-dev libboost-program-options-dev libboost-filesystem-dev libboost-system-dev
   libeigen3-dev libdnnl-dev libtomlplusplus-dev
+  libplplot-dev plplot-driver-cairo zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libvulkan-dev vulkan-tools mesa-vulkan-drivers glslc glslang-tools spirv-tools
   clang-format
