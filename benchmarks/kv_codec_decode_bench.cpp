@@ -39,8 +39,8 @@ void BM_DecodeAtLongContext(benchmark::State& state) {
   const CodecSetting& codec = kCodecs[state.range(0)];
   const char* model = kModels[state.range(1)];
   auto engine = support::shared_model_engine(
-      model, "[cache]\nmax_tokens = " + std::to_string(kContext + kSteps) +
-                 "\n[cache.codec]\n" + codec.toml);
+      model, "[cache]\nmax_tokens = " + std::to_string(kContext + kSteps) + "\n[cache.codec]\n" +
+                 codec.toml);
   if (!engine.ok()) {
     state.SkipWithError(engine.status().to_string().c_str());
     return;
@@ -48,7 +48,8 @@ void BM_DecodeAtLongContext(benchmark::State& state) {
   Engine& e = **engine;
   // Any tokens will do for timing: the model is run past its trained context.
   std::vector<int32_t> prompt(kContext);
-  for (int64_t i = 0; i < kContext; ++i) prompt[static_cast<std::size_t>(i)] = static_cast<int32_t>(3 + i * 7 % 500);
+  for (int64_t i = 0; i < kContext; ++i)
+    prompt[static_cast<std::size_t>(i)] = static_cast<int32_t>(3 + i * 7 % 500);
   std::vector<int32_t> positions(kContext);
   std::iota(positions.begin(), positions.end(), 0);
   int64_t tokens = 0;
@@ -77,7 +78,8 @@ void BM_DecodeAtLongContext(benchmark::State& state) {
     state.ResumeTiming();
   }
   state.SetLabel(std::string(model) + ", " + codec.label);
-  state.counters["tokens/s"] = benchmark::Counter(static_cast<double>(tokens), benchmark::Counter::kIsRate);
+  state.counters["tokens/s"] =
+      benchmark::Counter(static_cast<double>(tokens), benchmark::Counter::kIsRate);
 }
 
 BENCHMARK(BM_DecodeAtLongContext)

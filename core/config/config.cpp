@@ -13,12 +13,6 @@ namespace tessera {
 
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 // "cache.codec.plugin" -> {"cache.codec", "plugin"}; {"", key} without a dot.
 std::pair<std::string_view, std::string_view> split_key(std::string_view key) {
   const auto dot = key.rfind('.');
@@ -95,6 +89,18 @@ Result<Config> Config::load_file(const std::string& path) {
 Result<Config> Config::parse(std::string_view toml_text, std::string source_name) {
   ASSIGN_OR_RETURN(ConfigDocument doc, read_toml(toml_text, source_name));
   return Config(std::move(doc), std::move(source_name));
+}
+
+Config Config::without_section(std::string_view section) const {
+  const auto inside = [&](std::string_view name) {
+    return name == section ||
+           (name.size() > section.size() && name.substr(0, section.size()) == section &&
+            name[section.size()] == '.');
+  };
+  ConfigDocument doc = doc_;
+  std::erase_if(doc.tables, [&](const ConfigTable& t) { return inside(t.section); });
+  std::erase_if(doc.entries, [&](const ConfigEntry& e) { return inside(e.section); });
+  return Config(std::move(doc), source_);
 }
 
 std::filesystem::path Config::directory() const {

@@ -53,6 +53,10 @@ class Config {
   // and gives directory().
   static Result<Config> parse(std::string_view toml_text, std::string source_name);
 
+  // A copy without the tables and keys of `section` and its sub-sections
+  // (tessera sweep reads [sweep] itself and hands the rest on as a config).
+  Config without_section(std::string_view section) const;
+
   // "section.key=value" (core key or plugin option) replaces the file's value.
   // Core keys are type- and range-checked here; plugin options when
   // plugin_options runs. Messages name "--set section.key=value". A list key

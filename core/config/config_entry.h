@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/plugin/options.h"
@@ -25,6 +26,11 @@ struct ConfigEntry {
   OptionValue value;
   std::vector<std::string> list;
   std::string text;
+  // A TOML array's elements when they are scalars (`items`, any mix of types)
+  // or inline tables of scalars (`item_tables`, each a list of key = value),
+  // for readers that take arrays of numbers or of settings (tessera sweep).
+  std::vector<OptionValue> items;
+  std::vector<std::vector<std::pair<std::string, OptionValue>>> item_tables;
   // For messages: "configs/x.toml:7:1" (the key) and "configs/x.toml:7:14"
   // (the value); both are "--set key=value" for an override.
   std::string key_where;

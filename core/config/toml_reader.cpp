@@ -85,25 +85,58 @@ class Reader {
     tables_.push_back({ConfigTable{path, where(source_, p)}, p});
   }
 
+  // A scalar's value; false for anything else (array, table, date).
+  static bool scalar(const toml::node& node, OptionValue& value) {
+    if (const auto* s = node.as_string()) {
+      value = s->get();
+    } else if (const auto* i = node.as_integer()) {
+      value = i->get();
+    } else if (const auto* f = node.as_floating_point()) {
+      value = f->get();
+    } else if (const auto* b = node.as_boolean()) {
+      value = b->get();
+    } else {
+      return false;
+    }
+    return true;
+  }
+
+  // Keeps an array's scalar elements, or its inline tables of scalars.
+  static void keep_items(const toml::array& array, ConfigEntry& entry) {
+    for (const auto& item : array) {
+      OptionValue value;
+      if (scalar(item, value)) {
+        entry.items.push_back(std::move(value));
+      } else if (const auto* table = item.as_table()) {
+        std::vector<std::pair<std::string, OptionValue>> settings;
+        for (auto&& [key, node] : *table) {
+          if (!scalar(node, value)) return;  // nested deeper: not a list of settings
+          settings.emplace_back(std::string(key.str()), std::move(value));
+        }
+        entry.item_tables.push_back(std::move(settings));
+      } else {
+        return;
+      }
+    }
+    if (!entry.items.empty() && !entry.item_tables.empty()) {
+      entry.items.clear();  // a mix of both is neither
+      entry.item_tables.clear();
+    }
+  }
+
   static void convert(const toml::node& node, ConfigEntry& entry) {
     using Form = ConfigEntry::Form;
-    if (const auto* s = node.as_string()) {
-      entry.value = s->get();
-    } else if (const auto* i = node.as_integer()) {
-      entry.value = i->get();
-    } else if (const auto* f = node.as_floating_point()) {
-      entry.value = f->get();
-    } else if (const auto* b = node.as_boolean()) {
-      entry.value = b->get();
-    } else if (const auto* array = node.as_array(); array && array->is_homogeneous<std::string>()) {
-      entry.form = Form::kList;
-      for (const auto& item : *array) entry.list.push_back(item.as_string()->get());
-    } else if (array && array->empty()) {
-      entry.form = Form::kList;
-    } else {
-      entry.form = Form::kOther;
-      entry.text = node_text(node);
+    if (scalar(node, entry.value)) return;
+    if (const auto* array = node.as_array()) {
+      keep_items(*array, entry);
+      if (array->is_homogeneous<std::string>() || array->empty()) {
+        entry.form = Form::kList;
+        for (const auto& item : *array) entry.list.push_back(item.as_string()->get());
+        return;
+      }
     }
+    entry.form = Form::kOther;
+    entry.text = node_text(node);
   }
 
   const std::string& source_;

@@ -3,32 +3,27 @@
 #include "core/engine/memory_budget.h"
 #include "core/engine/model_locator.h"
 #include "core/io/mapped_file.h"
+#include "core/plugin/plugin_kinds.h"
 
 namespace tessera {
 namespace {
 
-// The section whose keys configure each plugin kind (docs/config.md).
-struct Role {
-  std::string_view kind;
-  std::string_view name_key;
-  std::string_view section;
-};
-constexpr Role kBackendRole{"backend", "backend.plugin", "backend"};
-constexpr Role kCacheRole{"cache", "cache.plugin", "cache"};
-constexpr Role kCodecRole{"compressor", "cache.codec.plugin", "cache.codec"};
-constexpr Role kProposerRole{"proposer", "decode.proposer", "decode"};
-constexpr Role kVerifierRole{"verifier", "decode.verifier", "decode"};
-constexpr Role kSchedulerRole{"scheduler", "scheduler.plugin", "scheduler"};
-
-struct ResolvedPlugin {
-  const PluginRecord* record = nullptr;
-  OptionValues options;
-};
+// Each role's kind, its name key and options section (core/plugin/plugin_kinds.h).
+using Role = PluginKind;
+const Role& role(std::string_view kind) {
+  return *find_plugin_kind(kind);
+}
+const Role& kBackendRole = role("backend");
+const Role& kCacheRole = role("cache");
+const Role& kCodecRole = role("compressor");
+const Role& kProposerRole = role("proposer");
+const Role& kVerifierRole = role("verifier");
+const Role& kSchedulerRole = role("scheduler");
 
 Result<const PluginRecord*> find_role(const Config& config, const PluginRegistry& registry,
                                       const Role& role) {
   const std::string name = config.get_string(role.name_key);
-  auto found = registry.find(role.kind, name);
+  auto found = registry.find(role.name, name);
   if (!found.ok()) return found.status().with_context(std::string(role.name_key));
   return found;
 }
@@ -63,7 +58,7 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
 
   const auto options_for = [&](const Role& role, const PluginRecord* rec) {
     return config.plugin_options(role.section, rec->options(),
-                                 std::string(role.kind) + " plugin '" + rec->name() + "'");
+                                 std::string(role.name) + " plugin '" + rec->name() + "'");
   };
   ASSIGN_OR_RETURN(OptionValues backend_opts, options_for(kBackendRole, backend_rec));
   ASSIGN_OR_RETURN(OptionValues cache_opts, options_for(kCacheRole, cache_rec));

@@ -29,29 +29,49 @@ std::string non_file_kind(const std::filesystem::path& path) {
 
 }  // namespace
 
-Result<std::string> locate_model_file(const std::string& name,
-                                      const std::filesystem::path& config_dir) {
+namespace {
+
+Result<std::string> locate_in(const std::string& name,
+                              const std::vector<std::filesystem::path>& dirs,
+                              const std::string& what, const std::string& fix) {
   const std::filesystem::path path(name);
   std::error_code ec;
   if (path.is_absolute()) {
     if (std::filesystem::is_regular_file(path, ec)) return path.string();
     if (const std::string kind = non_file_kind(path); !kind.empty())
-      return invalid_argument("model file " + name + " is " + kind +
-                              ", not a regular file; set model.path to a .gguf or .bin file");
-    return not_found("model file " + name + " does not exist");
+      return invalid_argument(what + " " + name + " is " + kind + ", not a regular file; " + fix);
+    return not_found(what + " " + name + " does not exist");
   }
   std::string tried;
-  for (const auto& dir : model_search_path(config_dir)) {
+  for (const auto& dir : dirs) {
     const auto candidate = (dir / path).lexically_normal();
     if (std::filesystem::is_regular_file(candidate, ec)) return candidate.string();
     tried += "\n  " + candidate.string();
     if (const std::string kind = non_file_kind(candidate); !kind.empty())
       tried += " (" + kind + ", not a regular file)";
   }
-  return not_found("model file '" + name + "' not found; tried:" + tried +
-                   "\nset model.path to an existing file (absolute, or relative to the config), "
+  return not_found(what + " '" + name + "' not found; tried:" + tried + "\n" + fix);
+}
+
+}  // namespace
+
+Result<std::string> locate_model_file(const std::string& name,
+                                      const std::filesystem::path& config_dir) {
+  return locate_in(name, model_search_path(config_dir), "model file",
+                   "set model.path to an existing file (absolute, or relative to the config), "
                    "add its directory to TESSERA_MODEL_PATH, or see README.md for where to get "
                    "the models");
+}
+
+Result<std::string> locate_data_file(const std::string& name,
+                                     const std::filesystem::path& config_dir) {
+  std::vector<std::filesystem::path> dirs = model_search_path(config_dir);
+  const std::filesystem::path root(TESSERA_SOURCE_DIR);
+  dirs.push_back(root / "data");
+  dirs.push_back(root.parent_path() / "shared" / "data");
+  return locate_in(name, dirs, "data file",
+                   "give an existing file (absolute, or relative to the sweep file), or add its "
+                   "directory to TESSERA_MODEL_PATH");
 }
 
 }  // namespace tessera

@@ -20,4 +20,9 @@ std::vector<std::filesystem::path> model_search_path(const std::filesystem::path
 Result<std::string> locate_model_file(const std::string& name,
                                       const std::filesystem::path& config_dir);
 
+// A data file (a text to score): looked up like a model, then in data/ and
+// ../shared/data/ next to the repository root.
+Result<std::string> locate_data_file(const std::string& name,
+                                     const std::filesystem::path& config_dir);
+
 }  // namespace tessera

@@ -13,16 +13,17 @@ struct PluginKind {
   std::string_view name;       // "compressor": libtessera_compressor_<name>.so
   std::string_view section;    // "cache.codec": where its options live in a config
   std::string_view interface;  // "Compressor": the class its create() makes
+  std::string_view name_key;   // "cache.codec.plugin": the config key that picks one
 };
 
 // clang-format off
 inline constexpr PluginKind kPluginKinds[] = {
-    {"backend",    "backend",     "Backend"},
-    {"compressor", "cache.codec", "Compressor"},
-    {"cache",      "cache",       "CacheStore"},
-    {"proposer",   "decode",      "Proposer"},
-    {"verifier",   "decode",      "Verifier"},
-    {"scheduler",  "scheduler",   "Scheduler"},
+    {"backend",    "backend",     "Backend",    "backend.plugin"},
+    {"compressor", "cache.codec", "Compressor", "cache.codec.plugin"},
+    {"cache",      "cache",       "CacheStore", "cache.plugin"},
+    {"proposer",   "decode",      "Proposer",   "decode.proposer"},
+    {"verifier",   "decode",      "Verifier",   "decode.verifier"},
+    {"scheduler",  "scheduler",   "Scheduler",  "scheduler.plugin"},
 };
 // clang-format on
 

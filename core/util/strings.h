@@ -8,6 +8,9 @@
 
 namespace tessera {
 
+// Without leading and trailing spaces and tabs.
+std::string_view trim(std::string_view text);
+
 // "a||b" split on '|' -> {"a", "", "b"}; "" -> {""}.
 std::vector<std::string> split(std::string_view text, char separator);
 

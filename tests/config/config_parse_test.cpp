@@ -83,6 +83,36 @@ TEST(ConfigParse, EntriesFollowTheFileOrder) {
   EXPECT_EQ(config.entries()[2].key(), "model.path");
 }
 
+TEST(ConfigParse, ArraysKeepTheirScalarsAndInlineTables) {
+  const Config config = parse_ok(
+      "[sweep.axes]\nw = [8, 0.5, \"x\", true]\nc = [{ plugin = \"int8\" }, { q = 10 }]\n");
+  ASSERT_EQ(config.entries().size(), 2u);
+  const ConfigEntry& w = config.entries()[0];
+  ASSERT_EQ(w.items.size(), 4u);
+  EXPECT_EQ(std::get<int64_t>(w.items[0]), 8);
+  EXPECT_EQ(std::get<double>(w.items[1]), 0.5);
+  EXPECT_EQ(std::get<std::string>(w.items[2]), "x");
+  EXPECT_EQ(std::get<bool>(w.items[3]), true);
+  const ConfigEntry& c = config.entries()[1];
+  ASSERT_EQ(c.item_tables.size(), 2u);
+  EXPECT_EQ(c.item_tables[0][0].first, "plugin");
+  EXPECT_EQ(std::get<std::string>(c.item_tables[0][0].second), "int8");
+  EXPECT_EQ(std::get<int64_t>(c.item_tables[1][0].second), 10);
+}
+
+TEST(ConfigParse, WithoutSectionDropsItAndItsSubSections) {
+  const Config config = parse_ok(
+      "[model]\npath = \"m.gguf\"\n[cache]\nplugin = \"paged\"\n[cache.codec]\nplugin = "
+      "\"int8\"\n[cachex]\na = 1\n");
+  const Config rest = config.without_section("cache");
+  EXPECT_TRUE(rest.has("model.path"));
+  EXPECT_FALSE(rest.has("cache.plugin"));
+  EXPECT_FALSE(rest.has("cache.codec.plugin"));
+  EXPECT_TRUE(rest.has("cachex.a"));  // a prefix of the name is not a sub-section
+  EXPECT_EQ(rest.source(), "test.toml");
+  EXPECT_TRUE(config.has("cache.codec.plugin"));  // the original is untouched
+}
+
 TEST(ConfigParse, SyntaxErrorGivesLineAndColumn) {
   const auto config = Config::parse("[model]\npath = = \"x\"\n", "configs/bad.toml");
   ASSERT_FALSE(config.ok());
