@@ -54,5 +54,6 @@ int run_generate(int argc, char** argv);
 int run_perplexity(int argc, char** argv);
 int run_inspect(int argc, char** argv);
 int run_plugins(int argc, char** argv);
+int run_sweep(int argc, char** argv);
 
 }  // namespace tessera::cli

@@ -1,4 +1,4 @@
-// tessera: generate text, score text, inspect models, list plugins.
+// tessera: generate text, score text, sweep configurations, inspect models, list plugins.
 #include <csignal>
 #include <cstring>
 #include <exception>
@@ -17,6 +17,7 @@ usage: tessera <command> [options]     (tessera <command> --help for each)
 commands:
   generate     stream text from a model:   tessera generate --config configs/stories260k.toml --prompt "Once upon a time"
   perplexity   score a text file:          tessera perplexity --config configs/stories260k.toml --text story.txt
+  sweep        measure a grid of configs:  tessera sweep --config sweeps/codec-window.toml --out results/codec-window
   inspect      describe a model file:      tessera inspect stories260K.gguf
   plugins      list the plugins found:     tessera plugins
   version      print the version and plugin ABI
@@ -34,6 +35,7 @@ int run_command(int argc, char** argv) {
   // Each subcommand parses argv from its own name on.
   if (command == "generate") return run_generate(argc - 1, argv + 1);
   if (command == "perplexity") return run_perplexity(argc - 1, argv + 1);
+  if (command == "sweep") return run_sweep(argc - 1, argv + 1);
   if (command == "inspect") return run_inspect(argc - 1, argv + 1);
   if (command == "plugins") return run_plugins(argc - 1, argv + 1);
   if (command == "version" || command == "--version") {

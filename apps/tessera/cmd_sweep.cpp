@@ -1,0 +1,306 @@
+// tessera sweep: runs a grid of configurations over the same text and writes
+// one CSV row per grid point and one PNG plot per metric.
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <set>
+
+#include "apps/tessera/cli_common.h"
+#include "apps/tessera/progress.h"
+#include "apps/tessera/sweep/csv_table.h"
+#include "apps/tessera/sweep/line_plot.h"
+#include "apps/tessera/sweep/sweep_spec.h"
+#include "apps/tessera/sweep/sweep_tasks.h"
+#include "core/config/config_schema.h"
+#include "core/io/text_file.h"
+#include "core/plugin/plugin_kinds.h"
+#include "core/util/strings.h"
+
+namespace tessera::cli {
+namespace {
+
+using sweep::Metrics;
+
+constexpr uint64_t kMaxTextBytes = 64ull << 20;
+
+// Why `key` does nothing at this point ("" when it applies): it is neither a
+// core key nor an option of a plugin the point uses in its section.
+std::string inapplicable(const Config& config, const PluginRegistry& registry,
+                         const std::string& key) {
+  const auto dot = key.rfind('.');
+  const std::string section = key.substr(0, dot);
+  const std::string name = key.substr(dot + 1);
+  if (find_core_key(section, name)) return "";
+  std::string owners;
+  for (const PluginKind& kind : kPluginKinds) {
+    if (kind.section != section) continue;
+    const std::string plugin = config.get_string(kind.name_key);
+    auto record = registry.find(kind.name, plugin);
+    if (!record.ok()) return "";  // the engine will say so
+    for (const OptionSpec& option : (*record)->options())
+      if (name == option.name) return "";
+    owners += (owners.empty() ? "" : " or ") + std::string(kind.name) + " plugin '" + plugin + "'";
+  }
+  if (owners.empty()) return "";
+  return key + " is not an option of " + owners;
+}
+
+struct Row {
+  std::vector<std::string> labels;  // per axis
+  std::string status;
+  Metrics metrics;
+};
+
+Status run_point(const sweep::SweepSpec& spec, const std::vector<std::size_t>& choice,
+                 const PluginRegistry& registry, const std::string& text, Row& row) {
+  ASSIGN_OR_RETURN(const sweep::PointSetup setup, sweep::point_setup(spec, choice));
+  row.labels = setup.labels;
+  Config config = spec.base;
+  for (const auto& [key, value] : setup.sets) {
+    RETURN_IF_ERROR(config.apply_override(key + "=" + value));
+  }
+  RETURN_IF_ERROR(config.validate_core());
+  for (const auto& [key, value] : setup.sets) {
+    if (std::string why = inapplicable(config, registry, key); !why.empty()) {
+      row.status = "skipped: " + why;
+      return ok_status();
+    }
+  }
+  ASSIGN_OR_RETURN(auto engine, Engine::create(config, registry));
+  const sweep::SweepSettings& s = setup.settings;
+  ASSIGN_OR_RETURN(const std::vector<int32_t> all_tokens, engine->tokenizer().encode(text, true));
+  std::span<const int32_t> tokens = all_tokens;
+  if (static_cast<int64_t>(tokens.size()) > s.max_tokens + 1)
+    tokens = tokens.first(static_cast<std::size_t>(s.max_tokens) + 1);
+  if (tokens.size() < 2) return invalid_argument(s.text + " gives fewer than two tokens");
+  row.metrics.emplace_back("bits_per_vector",
+                           engine->codec().bits_per_vector(engine->model().config.head_dim));
+  std::string notes;
+  const auto task_done = [&](const std::string& task, const Status& status) {
+    if (!status.ok()) notes += (notes.empty() ? "" : "; ") + task + ": " + status.message();
+  };
+  for (const std::string& task : s.tasks) {
+    if (task == "perplexity") {
+      task_done(task, sweep::measure_perplexity(*engine, tokens, row.metrics));
+    } else if (task == "fidelity") {
+      auto reference_config = sweep::reference_config(config, static_cast<int64_t>(tokens.size()));
+      if (!reference_config.ok()) {
+        task_done(task, reference_config.status());
+        continue;
+      }
+      auto reference = Engine::create(*reference_config, registry);
+      if (!reference.ok()) {
+        task_done(task, reference.status());
+        continue;
+      }
+      task_done(task, sweep::measure_fidelity(*engine, **reference, tokens, row.metrics));
+    } else if (task == "recall") {
+      task_done(task, sweep::measure_recall(*engine, all_tokens, s.recall_length, s.recall_filler,
+                                            s.recall_trials, s.seed, row.metrics));
+    } else if (task == "memory") {
+      task_done(task, sweep::measure_memory(*engine, tokens, row.metrics));
+    } else if (task == "speed") {
+      task_done(task, sweep::measure_speed(*engine, tokens, s.speed_tokens, row.metrics));
+    }
+  }
+  row.status = notes.empty() ? "ok" : "partly: " + notes;
+  return ok_status();
+}
+
+// The metrics worth a plot: every column but the per-layer ones.
+bool plotted(const std::string& metric) {
+  return metric.find("_layer") == std::string::npos;
+}
+
+// Values all positive and spanning two decades or more read best on a log axis.
+bool wide_positive_range(const std::vector<sweep::PlotSeries>& series,
+                         std::vector<double> sweep::PlotSeries::*values) {
+  double low = INFINITY, high = 0;
+  for (const sweep::PlotSeries& s : series)
+    for (const double v : s.*values) {
+      if (!std::isfinite(v)) continue;
+      if (v <= 0) return false;
+      low = std::min(low, v);
+      high = std::max(high, v);
+    }
+  return high > 0 && high >= 100 * low;
+}
+
+// One PNG per metric: x = the last numeric axis (or the last axis, as its value
+// number), one line per combination of the other axes.
+Status write_plots(const sweep::SweepSpec& spec, const std::vector<Row>& rows,
+                   const std::vector<std::string>& metrics, const std::filesystem::path& out,
+                   std::vector<std::string>& written) {
+  if (spec.axes.empty()) return ok_status();
+  std::size_t x_axis = spec.axes.size() - 1;
+  for (std::size_t a = spec.axes.size(); a-- > 0;)
+    if (spec.axes[a].numeric()) {
+      x_axis = a;
+      break;
+    }
+  const sweep::Axis& xa = spec.axes[x_axis];
+  std::string x_label = xa.key;
+  if (!xa.numeric()) {
+    x_label += " (";
+    for (std::size_t v = 0; v < xa.values.size(); ++v)
+      x_label += (v ? ", " : "") + std::to_string(v + 1) + ": " + xa.values[v].label;
+    x_label += ")";
+  }
+  for (const std::string& metric : metrics) {
+    if (!plotted(metric)) continue;
+    std::vector<sweep::PlotSeries> series;  // in grid order
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      const Row& row = rows[r];
+      const auto found = std::find_if(row.metrics.begin(), row.metrics.end(),
+                                      [&](const auto& m) { return m.first == metric; });
+      if (found == row.metrics.end()) continue;
+      const std::vector<std::size_t> choice = spec.choice(static_cast<int64_t>(r));
+      std::string name;
+      for (std::size_t a = 0; a < spec.axes.size(); ++a)
+        if (a != x_axis) name += (name.empty() ? "" : ", ") + spec.axes[a].values[choice[a]].label;
+      const std::string series_name = name.empty() ? metric : name;
+      auto at = std::find_if(series.begin(), series.end(),
+                             [&](const sweep::PlotSeries& s) { return s.name == series_name; });
+      if (at == series.end()) at = series.insert(series.end(), {series_name, {}, {}});
+      sweep::PlotSeries& s = *at;
+      const sweep::AxisValue& xv = xa.values[choice[x_axis]];
+      s.xs.push_back(xv.number ? *xv.number : static_cast<double>(choice[x_axis] + 1));
+      s.ys.push_back(found->second);
+    }
+    if (series.empty()) continue;
+    sweep::LinePlot plot;
+    plot.title = metric;
+    plot.x_label = x_label;
+    plot.y_label = metric;
+    plot.series = std::move(series);
+    plot.log_x = wide_positive_range(plot.series, &sweep::PlotSeries::xs);
+    plot.log_y = wide_positive_range(plot.series, &sweep::PlotSeries::ys);
+    const std::string path = (out / (metric + ".png")).string();
+    const Status st = sweep::write_line_plot(plot, path);
+    if (!st.ok()) return st;
+    written.push_back(path);
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+int run_sweep(int argc, char** argv) {
+  po::options_description options("options");
+  options.add_options()("help,h", "show this help")(
+      "config,c", po::value<std::string>()->required(), "sweep file: a config plus [sweep]")(
+      "out,o", po::value<std::string>(), "directory for results.csv and the plots "
+                                         "(default: sweep-<sweep file name>)")(
+      "set,s", po::value<std::vector<std::string>>()->composing(),
+      "override a key of the sweep file's config for every point (repeatable)");
+  po::variables_map values;
+  int exit_code = 0;
+  if (!parse_arguments(argc, argv, options, {}, "usage: tessera sweep --config SWEEP.toml [--out DIR]",
+                       R"(examples:
+  tessera sweep --config sweeps/codec-window.toml --out results/codec-window
+  tessera sweep --config sweeps/codec-window.toml --set sweep.max_tokens=128
+
+A sweep file is a config plus:
+  [sweep]
+  tasks = ["perplexity", "fidelity", "recall", "memory", "speed"]
+  text = "tinystories_train_head.txt"   # looked up like models; ../shared/data too
+  max_tokens = 512                      # tokens of the text each task reads
+  [sweep.axes]
+  "cache.window" = [16, 64]             # any key: one value per point
+  "cache.codec" = [{ plugin = "identity" }, { plugin = "int8" }]   # a section: settings per point
+
+Every combination of the axes is one point (the last axis varies fastest); a
+point where a key does not apply (cache.window with the static store) is
+skipped and said so. Tasks: perplexity (nll, ppl); fidelity (KL divergence and
+top-1 agreement of every position's next-token distribution against the full,
+uncompressed cache, and K/V relative MSE per layer); recall (a passage of
+recall_length tokens of the text, the recall_filler tokens after it, the passage
+again: the fraction of the second copy predicted, and the same with another
+passage in place of the first copy as the control; means over recall_trials
+passages); memory (KV bytes live, per token, most live and reserved); speed
+(prefill and decode tokens/s, reported, never judged). Writes DIR/results.csv
+(one row per point) and DIR/<metric>.png (one line per configuration).
+)",
+                       values, exit_code))
+    return exit_code;
+
+  const std::string path = values["config"].as<std::string>();
+  auto file = Config::load_file(path);
+  if (!file.ok()) return report("sweep", file.status());
+  for (const auto& assignment : set_overrides(values)) {
+    // sweep.* keys are the sweep's own; the rest go to the base config below.
+    if (assignment.rfind("sweep.", 0) == 0) continue;
+    if (Status st = file->apply_override(assignment); !st.ok()) return report("sweep", st);
+  }
+  auto spec = sweep::read_sweep_spec(*file);
+  if (!spec.ok()) return report("sweep", spec.status());
+  for (const auto& assignment : set_overrides(values)) {
+    if (assignment.rfind("sweep.", 0) != 0) continue;
+    if (Status st = sweep::apply_sweep_override(*spec, assignment); !st.ok())
+      return report("sweep", st);
+  }
+  if (Status st = spec->base.validate_core(); !st.ok()) return report("sweep", st);
+  auto text = read_text_file(spec->settings.text, "text file", kMaxTextBytes);
+  if (!text.ok()) return report("sweep", text.status());
+  auto registry = make_registry(&spec->base);
+
+  const std::filesystem::path out =
+      values.count("out") ? values["out"].as<std::string>()
+                          : "sweep-" + std::filesystem::path(path).stem().string();
+  std::error_code ec;
+  std::filesystem::create_directories(out, ec);
+  if (ec) return report("sweep", failed_precondition("cannot create " + out.string() + ": " + ec.message()));
+
+  const int64_t points = spec->points();
+  std::fprintf(stderr, "tessera sweep: %lld point%s, tasks %s, %lld tokens of %s\n",
+               static_cast<long long>(points), points == 1 ? "" : "s",
+               join(spec->settings.tasks).c_str(),
+               static_cast<long long>(spec->settings.max_tokens), spec->settings.text.c_str());
+  std::vector<Row> rows(static_cast<std::size_t>(points));
+  Progress progress("sweep", "points", points);
+  for (int64_t i = 0; i < points; ++i) {
+    Row& row = rows[static_cast<std::size_t>(i)];
+    const Status st = run_point(*spec, spec->choice(i), *registry, *text, row);
+    if (!st.ok()) row.status = "error: " + st.message();
+    if (row.status != "ok") {
+      std::string where;
+      for (std::size_t a = 0; a < row.labels.size(); ++a)
+        where += (a ? ", " : "") + spec->axes[a].key + " = " + row.labels[a];
+      std::fprintf(stderr, "\rpoint %lld (%s): %s\n", static_cast<long long>(i + 1), where.c_str(),
+                   row.status.c_str());
+    }
+    progress.update(i + 1);
+  }
+  progress.finish();
+
+  // The table: point, one column per axis, the status, then every metric met.
+  std::vector<std::string> metrics;
+  for (const Row& row : rows)
+    for (const auto& [name, value] : row.metrics)
+      if (std::find(metrics.begin(), metrics.end(), name) == metrics.end()) metrics.push_back(name);
+  std::vector<std::string> columns = {"point"};
+  for (const sweep::Axis& axis : spec->axes) columns.push_back(axis.key);
+  columns.push_back("status");
+  columns.insert(columns.end(), metrics.begin(), metrics.end());
+  auto table = sweep::CsvTable::create(columns);
+  if (!table.ok()) return report("sweep", table.status());
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    std::vector<std::pair<std::string, sweep::CsvCell>> cells = {
+        {"point", static_cast<double>(r + 1)}, {"status", rows[r].status}};
+    const std::vector<std::size_t> choice = spec->choice(static_cast<int64_t>(r));
+    for (std::size_t a = 0; a < spec->axes.size(); ++a)
+      cells.emplace_back(spec->axes[a].key, spec->axes[a].values[choice[a]].label);
+    for (const auto& [name, value] : rows[r].metrics) cells.emplace_back(name, value);
+    if (Status st = table->add_named_row(cells); !st.ok()) return report("sweep", st);
+  }
+  const std::string csv = (out / "results.csv").string();
+  if (Status st = table->write(csv); !st.ok()) return report("sweep", st);
+  std::vector<std::string> plots;
+  if (Status st = write_plots(*spec, rows, metrics, out, plots); !st.ok()) return report("sweep", st);
+  std::printf("%s\n", csv.c_str());
+  for (const std::string& plot : plots) std::printf("%s\n", plot.c_str());
+  return 0;
+}
+
+}  // namespace tessera::cli

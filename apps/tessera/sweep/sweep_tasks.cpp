@@ -1,0 +1,256 @@
+#include "apps/tessera/sweep/sweep_tasks.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+
+#include "core/engine/perplexity.h"
+#include "core/sampling/rng.h"
+
+namespace tessera::sweep {
+namespace {
+
+// Every position's logits for `tokens` fed to a fresh sequence, row-major
+// [tokens, vocab]. The sequence is released.
+Result<std::vector<float>> all_logits(Engine& engine, std::span<const int32_t> tokens) {
+  const auto vocab = static_cast<std::size_t>(engine.model().config.vocab_size);
+  SequenceState seq;
+  RETURN_IF_ERROR(engine.begin_sequence(seq));
+  std::vector<float> logits;
+  logits.reserve(tokens.size() * vocab);
+  const auto chunk = static_cast<std::size_t>(engine.transformer().max_batch());
+  std::vector<int32_t> positions(chunk);
+  Status status;
+  for (std::size_t start = 0; start < tokens.size() && status.ok(); start += chunk) {
+    const std::size_t n = std::min(chunk, tokens.size() - start);
+    std::iota(positions.begin(), positions.begin() + static_cast<std::ptrdiff_t>(n),
+              static_cast<int32_t>(start));
+    auto rows = engine.transformer().forward(engine.cache(), seq.id, tokens.subspan(start, n),
+                                             std::span(positions).first(n), LogitsWanted::kAll);
+    if (!rows.ok()) {
+      status = rows.status();
+      break;
+    }
+    logits.insert(logits.end(), rows->begin(), rows->end());
+  }
+  const Status released = engine.end_sequence(seq);
+  RETURN_IF_ERROR(status);
+  RETURN_IF_ERROR(released);
+  return logits;
+}
+
+// Softmax of one row in double.
+void softmax(const float* row, std::size_t vocab, std::vector<double>& p) {
+  p.resize(vocab);
+  const double max = *std::max_element(row, row + vocab);
+  double sum = 0;
+  for (std::size_t v = 0; v < vocab; ++v) sum += (p[v] = std::exp(row[v] - max));
+  for (double& x : p) x /= sum;
+}
+
+Status check_fits(Engine& engine, int64_t tokens, const std::string& task) {
+  if (engine.cache().policy().evicts || tokens <= engine.max_tokens()) return ok_status();
+  return resource_exhausted(task + " needs " + std::to_string(tokens) +
+                            " tokens in the cache, but cache.max_tokens is " +
+                            std::to_string(engine.max_tokens()));
+}
+
+}  // namespace
+
+Result<Config> reference_config(const Config& point, int64_t tokens) {
+  Config reference = point.without_section("cache");
+  RETURN_IF_ERROR(reference.apply_override("cache.plugin=static"));
+  RETURN_IF_ERROR(reference.apply_override("cache.max_tokens=" + std::to_string(tokens)));
+  RETURN_IF_ERROR(
+      reference.apply_override("cache.codec_stage=" + point.get_string("cache.codec_stage")));
+  RETURN_IF_ERROR(reference.validate_core());
+  return reference;
+}
+
+Status measure_perplexity(Engine& engine, std::span<const int32_t> tokens, Metrics& out) {
+  RETURN_IF_ERROR(check_fits(engine, static_cast<int64_t>(tokens.size()) - 1, "perplexity"));
+  ASSIGN_OR_RETURN(const PerplexityResult result, score_tokens(engine, tokens));
+  out.emplace_back("nll", result.mean_nll);
+  out.emplace_back("ppl", std::exp(result.mean_nll));
+  return ok_status();
+}
+
+Status measure_fidelity(Engine& engine, Engine& reference, std::span<const int32_t> tokens,
+                        Metrics& out) {
+  RETURN_IF_ERROR(check_fits(engine, static_cast<int64_t>(tokens.size()), "fidelity"));
+  ASSIGN_OR_RETURN(const std::vector<float> got, all_logits(engine, tokens));
+  ASSIGN_OR_RETURN(const std::vector<float> want, all_logits(reference, tokens));
+  const auto vocab = static_cast<std::size_t>(engine.model().config.vocab_size);
+  std::vector<double> p, q;
+  double kl = 0;
+  int64_t agree = 0;
+  for (std::size_t row = 0; row < tokens.size(); ++row) {
+    const float* a = want.data() + row * vocab;
+    const float* b = got.data() + row * vocab;
+    softmax(a, vocab, p);
+    softmax(b, vocab, q);
+    for (std::size_t v = 0; v < vocab; ++v)
+      if (p[v] > 0) kl += p[v] * (std::log(p[v]) - std::log(std::max(q[v], 1e-300)));
+    agree += std::max_element(a, a + vocab) - a == std::max_element(b, b + vocab) - b;
+  }
+  out.emplace_back("kl", kl / static_cast<double>(tokens.size()));
+  out.emplace_back("top1", static_cast<double>(agree) / static_cast<double>(tokens.size()));
+
+  // K/V relative MSE per layer: the reference's exact K/V through the point's codecs.
+  SequenceState seq;
+  RETURN_IF_ERROR(reference.begin_sequence(seq));
+  std::vector<int32_t> positions(tokens.size());
+  std::iota(positions.begin(), positions.end(), 0);
+  Status status = reference.transformer().forward(reference.cache(), seq.id, tokens, positions).status();
+  const int layers = engine.model().config.n_layers;
+  const int head_dim = engine.model().config.head_dim;
+  std::vector<double> err(2 * static_cast<std::size_t>(layers)), norm(err.size());
+  std::vector<uint8_t> bytes;
+  std::vector<float> back(static_cast<std::size_t>(head_dim));
+  for (int l = 0; l < layers && status.ok(); ++l) {
+    auto view = reference.cache().view(seq.id, l);
+    if (!view.ok()) {
+      status = view.status();
+      break;
+    }
+    const Compressor& codec = engine.cache().codec(l);
+    bytes.resize(codec.encoded_bytes(1, head_dim));
+    for (const KVSegment& s : view->segments)
+      for (int kv = 0; kv < 2; ++kv) {
+        const Tensor& t = kv == 0 ? s.k : s.v;
+        for (int64_t h = 0; h < t.dim(0); ++h)
+          for (int64_t j = 0; j < s.count; ++j) {
+            const float* x = t.f32() + h * t.stride[0] + j * t.stride[1];
+            codec.encode(x, 1, head_dim, bytes.data());
+            codec.decode(bytes.data(), 1, head_dim, back.data());
+            const std::size_t at = 2 * static_cast<std::size_t>(l) + static_cast<std::size_t>(kv);
+            for (int d = 0; d < head_dim; ++d) {
+              err[at] += (x[d] - back[static_cast<std::size_t>(d)]) *
+                         static_cast<double>(x[d] - back[static_cast<std::size_t>(d)]);
+              norm[at] += x[d] * static_cast<double>(x[d]);
+            }
+          }
+      }
+  }
+  const Status released = reference.end_sequence(seq);
+  RETURN_IF_ERROR(status);
+  RETURN_IF_ERROR(released);
+  for (int kv = 0; kv < 2; ++kv) {
+    double e = 0, n = 0;
+    for (int l = 0; l < layers; ++l) {
+      e += err[2 * static_cast<std::size_t>(l) + static_cast<std::size_t>(kv)];
+      n += norm[2 * static_cast<std::size_t>(l) + static_cast<std::size_t>(kv)];
+    }
+    out.emplace_back(kv == 0 ? "k_rel_mse" : "v_rel_mse", n > 0 ? e / n : 0);
+  }
+  for (int l = 0; l < layers; ++l)
+    for (int kv = 0; kv < 2; ++kv) {
+      const std::size_t at = 2 * static_cast<std::size_t>(l) + static_cast<std::size_t>(kv);
+      out.emplace_back(std::string(kv == 0 ? "k" : "v") + "_rel_mse_layer" + std::to_string(l),
+                       norm[at] > 0 ? err[at] / norm[at] : 0);
+    }
+  return ok_status();
+}
+
+Status measure_recall(Engine& engine, std::span<const int32_t> text, int64_t length,
+                      int64_t filler, int64_t trials, int64_t seed, Metrics& out) {
+  // A passage of the text, the text that follows it, the passage again; and a
+  // control where another passage (the one after the filler) stands in for
+  // the first copy, so only the copy differs between the two.
+  const auto passage = static_cast<std::size_t>(length);
+  const std::size_t need = 2 * passage + static_cast<std::size_t>(filler);
+  if (text.size() < need + 2)
+    return invalid_argument("recall needs " + std::to_string(need + 2) +
+                            " tokens of text (2 * recall_length + recall_filler + 2), the text "
+                            "gives " + std::to_string(text.size()));
+  Rng rng(static_cast<uint64_t>(seed));
+  const std::size_t starts = text.size() - need - 1;
+  std::size_t start = 0;
+  const auto span_at = [&](std::size_t from, std::size_t n) { return text.subspan(from, n); };
+  const auto copy_score = [&](std::span<const int32_t> first) -> Result<double> {
+    std::vector<int32_t> tokens = {engine.tokenizer().bos()};
+    tokens.insert(tokens.end(), first.begin(), first.end());
+    const auto between = span_at(start + passage, static_cast<std::size_t>(filler));
+    tokens.insert(tokens.end(), between.begin(), between.end());
+    const std::size_t second = tokens.size();
+    const auto again = span_at(start, passage);
+    tokens.insert(tokens.end(), again.begin(), again.end());
+    RETURN_IF_ERROR(check_fits(engine, static_cast<int64_t>(tokens.size()), "recall"));
+    ASSIGN_OR_RETURN(const std::vector<float> logits, all_logits(engine, tokens));
+    const auto width = static_cast<std::size_t>(engine.model().config.vocab_size);
+    int64_t hits = 0;
+    for (std::size_t i = second; i < tokens.size(); ++i) {
+      const float* row = logits.data() + (i - 1) * width;
+      hits += std::max_element(row, row + width) - row == tokens[i];
+    }
+    return static_cast<double>(hits) / static_cast<double>(passage);
+  };
+  double recall = 0, control = 0;
+  for (int64_t trial = 0; trial < trials; ++trial) {
+    start = 1 + std::min(starts - 1,
+                         static_cast<std::size_t>(rng.uniform() * static_cast<double>(starts)));
+    ASSIGN_OR_RETURN(const double with_copy, copy_score(span_at(start, passage)));
+    ASSIGN_OR_RETURN(const double without,
+                     copy_score(span_at(start + passage + static_cast<std::size_t>(filler), passage)));
+    recall += with_copy;
+    control += without;
+  }
+  out.emplace_back("recall", recall / static_cast<double>(trials));
+  out.emplace_back("recall_control", control / static_cast<double>(trials));
+  return ok_status();
+}
+
+Status measure_memory(Engine& engine, std::span<const int32_t> tokens, Metrics& out) {
+  RETURN_IF_ERROR(check_fits(engine, static_cast<int64_t>(tokens.size()), "memory"));
+  SequenceState seq;
+  RETURN_IF_ERROR(engine.begin_sequence(seq));
+  const auto chunk = static_cast<std::size_t>(engine.transformer().max_batch());
+  std::vector<int32_t> positions(tokens.size());
+  std::iota(positions.begin(), positions.end(), 0);
+  // The store's own peak spans earlier tasks; this one's is the most live
+  // after any chunk (stores grow or evict on append, never inside a chunk).
+  std::size_t most_live = 0;
+  Status status;
+  for (std::size_t start = 0; start < tokens.size() && status.ok(); start += chunk) {
+    const std::size_t n = std::min(chunk, tokens.size() - start);
+    status = engine.transformer()
+                 .forward(engine.cache(), seq.id, tokens.subspan(start, n),
+                          std::span<const int32_t>(positions).subspan(start, n))
+                 .status();
+    most_live = std::max(most_live, engine.cache().bytes().live);
+  }
+  const CacheBytes bytes = engine.cache().bytes();
+  const Status released = engine.end_sequence(seq);
+  RETURN_IF_ERROR(status);
+  RETURN_IF_ERROR(released);
+  const auto n = static_cast<double>(tokens.size());
+  out.emplace_back("kv_bytes_live", static_cast<double>(bytes.live));
+  out.emplace_back("kv_bytes_most_live", static_cast<double>(most_live));
+  out.emplace_back("kv_bytes_reserved", static_cast<double>(bytes.capacity));
+  out.emplace_back("kv_bytes_per_token", static_cast<double>(bytes.live) / n);
+  return ok_status();
+}
+
+Status measure_speed(Engine& engine, std::span<const int32_t> tokens, int64_t new_tokens,
+                     Metrics& out) {
+  GenerationRequest request;
+  request.prompt.assign(tokens.begin(),
+                        tokens.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(tokens.size(), 64)));
+  request.max_new_tokens = new_tokens;
+  request.stop_at_eos = false;
+  RETURN_IF_ERROR(check_fits(engine, static_cast<int64_t>(request.prompt.size()) + new_tokens + 1,
+                             "speed"));
+  ASSIGN_OR_RETURN(const GenerationStats stats, engine.generate(request, [](int32_t) { return true; }));
+  out.emplace_back("prefill_tokens_per_s",
+                   stats.prefill_seconds > 0
+                       ? static_cast<double>(stats.prompt_tokens) / stats.prefill_seconds
+                       : 0);
+  out.emplace_back("decode_tokens_per_s",
+                   stats.decode_seconds > 0
+                       ? static_cast<double>(stats.generated_tokens - 1) / stats.decode_seconds
+                       : 0);
+  return ok_status();
+}
+
+}  // namespace tessera::sweep

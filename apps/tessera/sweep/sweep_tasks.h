@@ -1,0 +1,52 @@
+// What `tessera sweep` measures at one grid point, each task a function of
+// the point's engine (and, for fidelity, a reference engine with the full,
+// uncompressed cache). Metrics come back as named numbers, in a fixed order.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "apps/tessera/sweep/sweep_spec.h"
+#include "core/engine/engine.h"
+#include "core/plugin/registry.h"
+#include "core/status/status.h"
+
+namespace tessera::sweep {
+
+using Metrics = std::vector<std::pair<std::string, double>>;
+
+// mean nll (nats per token) and perplexity over the text.
+Status measure_perplexity(Engine& engine, std::span<const int32_t> tokens, Metrics& out);
+
+// Against `reference` (the same model, the whole text in a static cache, no
+// codec): the mean KL divergence KL(reference || point) and top-1 agreement of
+// every position's next-token distribution; and, per layer, the K and V
+// relative MSE mean||x - x^||^2 / mean||x||^2 of the point's codec on the
+// reference's exact K/V (keys as the point's codec stage sees them).
+Status measure_fidelity(Engine& engine, Engine& reference, std::span<const int32_t> tokens,
+                        Metrics& out);
+
+// A passage of `length` tokens of the text (where depends on `seed`), the
+// `filler` tokens that follow it, the passage again: the fraction of the
+// second copy the model predicts (greedy). The control replaces the first copy
+// with another passage of the text: what the model predicts without recall.
+// Both are means over `trials` passages (their starts drawn from `seed`).
+Status measure_recall(Engine& engine, std::span<const int32_t> text, int64_t length,
+                      int64_t filler, int64_t trials, int64_t seed, Metrics& out);
+
+// KV bytes after the whole text was fed: live, per token, the most live at
+// any point, and reserved.
+Status measure_memory(Engine& engine, std::span<const int32_t> tokens, Metrics& out);
+
+// Prefill tokens/s over the start of the text, then decode tokens/s for
+// `new_tokens` greedy tokens. Reported, never judged.
+Status measure_speed(Engine& engine, std::span<const int32_t> tokens, int64_t new_tokens,
+                     Metrics& out);
+
+// The config of the fidelity reference for a point: the same model, backend
+// and codec stage, a static store big enough for `tokens`, the identity codec.
+Result<Config> reference_config(const Config& point, int64_t tokens);
+
+}  // namespace tessera::sweep
