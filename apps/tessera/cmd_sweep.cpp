@@ -113,9 +113,10 @@ bool plotted(const std::string& metric) {
   return metric.find("_layer") == std::string::npos;
 }
 
-// Values all positive and spanning two decades or more read best on a log axis.
+// Values all positive and spanning `ratio` or more read best on a log axis:
+// a decade for x (grid axes are often doubled), two for the metrics.
 bool wide_positive_range(const std::vector<sweep::PlotSeries>& series,
-                         std::vector<double> sweep::PlotSeries::*values) {
+                         std::vector<double> sweep::PlotSeries::*values, double ratio) {
   double low = INFINITY, high = 0;
   for (const sweep::PlotSeries& s : series)
     for (const double v : s.*values) {
@@ -124,7 +125,7 @@ bool wide_positive_range(const std::vector<sweep::PlotSeries>& series,
       low = std::min(low, v);
       high = std::max(high, v);
     }
-  return high > 0 && high >= 100 * low;
+  return high > 0 && high >= ratio * low;
 }
 
 // One PNG per metric: x = the last numeric axis (or the last axis, as its value
@@ -174,8 +175,8 @@ Status write_plots(const sweep::SweepSpec& spec, const std::vector<Row>& rows,
     plot.x_label = x_label;
     plot.y_label = metric;
     plot.series = std::move(series);
-    plot.log_x = wide_positive_range(plot.series, &sweep::PlotSeries::xs);
-    plot.log_y = wide_positive_range(plot.series, &sweep::PlotSeries::ys);
+    plot.log_x = wide_positive_range(plot.series, &sweep::PlotSeries::xs, 10);
+    plot.log_y = wide_positive_range(plot.series, &sweep::PlotSeries::ys, 100);
     const std::string path = (out / (metric + ".png")).string();
     const Status st = sweep::write_line_plot(plot, path);
     if (!st.ok()) return st;
@@ -190,13 +191,15 @@ int run_sweep(int argc, char** argv) {
   po::options_description options("options");
   options.add_options()("help,h", "show this help")(
       "config,c", po::value<std::string>()->required(), "sweep file: a config plus [sweep]")(
-      "out,o", po::value<std::string>(), "directory for results.csv and the plots "
-                                         "(default: sweep-<sweep file name>)")(
+      "out,o", po::value<std::string>(),
+      "directory for results.csv and the plots "
+      "(default: sweep-<sweep file name>)")(
       "set,s", po::value<std::vector<std::string>>()->composing(),
       "override a key of the sweep file's config for every point (repeatable)");
   po::variables_map values;
   int exit_code = 0;
-  if (!parse_arguments(argc, argv, options, {}, "usage: tessera sweep --config SWEEP.toml [--out DIR]",
+  if (!parse_arguments(argc, argv, options, {},
+                       "usage: tessera sweep --config SWEEP.toml [--out DIR]",
                        R"(examples:
   tessera sweep --config sweeps/codec-window.toml --out results/codec-window
   tessera sweep --config sweeps/codec-window.toml --set sweep.max_tokens=128
@@ -245,12 +248,14 @@ passages); memory (KV bytes live, per token, most live and reserved); speed
   if (!text.ok()) return report("sweep", text.status());
   auto registry = make_registry(&spec->base);
 
-  const std::filesystem::path out =
-      values.count("out") ? values["out"].as<std::string>()
-                          : "sweep-" + std::filesystem::path(path).stem().string();
+  const std::filesystem::path out = values.count("out")
+                                        ? values["out"].as<std::string>()
+                                        : "sweep-" + std::filesystem::path(path).stem().string();
   std::error_code ec;
   std::filesystem::create_directories(out, ec);
-  if (ec) return report("sweep", failed_precondition("cannot create " + out.string() + ": " + ec.message()));
+  if (ec)
+    return report("sweep",
+                  failed_precondition("cannot create " + out.string() + ": " + ec.message()));
 
   const int64_t points = spec->points();
   std::fprintf(stderr, "tessera sweep: %lld point%s, tasks %s, %lld tokens of %s\n",
@@ -297,7 +302,8 @@ passages); memory (KV bytes live, per token, most live and reserved); speed
   const std::string csv = (out / "results.csv").string();
   if (Status st = table->write(csv); !st.ok()) return report("sweep", st);
   std::vector<std::string> plots;
-  if (Status st = write_plots(*spec, rows, metrics, out, plots); !st.ok()) return report("sweep", st);
+  if (Status st = write_plots(*spec, rows, metrics, out, plots); !st.ok())
+    return report("sweep", st);
   std::printf("%s\n", csv.c_str());
   for (const std::string& plot : plots) std::printf("%s\n", plot.c_str());
   return 0;

@@ -71,7 +71,8 @@ Status set_int(const IntSetting& s, const OptionValue& value, SweepSettings& set
 Status read_setting(const ConfigEntry& entry, const Config& file, SweepSettings& settings) {
   if (entry.name == "tasks") {
     if (entry.form != ConfigEntry::Form::kList || entry.list.empty())
-      return invalid_argument(where(entry) + ": expected a list of tasks such as [\"perplexity\"]; " +
+      return invalid_argument(where(entry) +
+                              ": expected a list of tasks such as [\"perplexity\"]; " +
                               "tasks: " + join({std::begin(kTasks), std::end(kTasks)}));
     const std::vector<std::string> known(std::begin(kTasks), std::end(kTasks));
     for (const std::string& task : entry.list) {
@@ -104,18 +105,17 @@ Result<Axis> read_axis(const ConfigEntry& entry) {
   axis.key = entry.name;
   const auto [section, name] = [&] {
     const auto dot = axis.key.rfind('.');
-    return dot == std::string::npos
-               ? std::pair<std::string, std::string>{axis.key, ""}
-               : std::pair<std::string, std::string>{axis.key.substr(0, dot),
-                                                     axis.key.substr(dot + 1)};
+    return dot == std::string::npos ? std::pair<std::string, std::string>{axis.key, ""}
+                                    : std::pair<std::string, std::string>{axis.key.substr(0, dot),
+                                                                          axis.key.substr(dot + 1)};
   }();
   const std::string at = entry.key_where + ": axis \"" + axis.key + "\"";
   if (!entry.item_tables.empty()) {
     // A section axis: each value is a table of that section's keys.
     if (!is_config_section(axis.key))
-      return invalid_argument(at + ": values that are tables set keys of a section, and \"" +
-                              axis.key + "\" is not one; sections: " +
-                              join({config_sections().begin(), config_sections().end()}));
+      return invalid_argument(
+          at + ": values that are tables set keys of a section, and \"" + axis.key +
+          "\" is not one; sections: " + join({config_sections().begin(), config_sections().end()}));
     for (const auto& table : entry.item_tables) {
       AxisValue value;
       // Labelled "lattice q=10": the plugin's name bare, the other keys as set.
@@ -135,15 +135,16 @@ Result<Axis> read_axis(const ConfigEntry& entry) {
     return axis;
   }
   if (entry.items.empty())
-    return invalid_argument(at + ": expected a list of values, such as [16, 64], or of tables, "
-                                 "such as [{ plugin = \"int8\" }]");
+    return invalid_argument(at +
+                            ": expected a list of values, such as [16, 64], or of tables, "
+                            "such as [{ plugin = \"int8\" }]");
   if (section == "sweep") {
     if (!find_int_setting(name) || name == "max_tokens")
-      return invalid_argument(at + ": the sweep keys that can be axes are recall_length, "
-                                   "recall_filler, speed_tokens and seed");
+      return invalid_argument(at +
+                              ": the sweep keys that can be axes are recall_length, "
+                              "recall_filler, speed_tokens and seed");
     for (const OptionValue& v : entry.items)
-      if (!std::holds_alternative<int64_t>(v))
-        return invalid_argument(at + ": expected integers");
+      if (!std::holds_alternative<int64_t>(v)) return invalid_argument(at + ": expected integers");
   } else if (name.empty() || !is_config_section(section)) {
     return invalid_argument(at + ": expected section.key with a section of a config (" +
                             join({config_sections().begin(), config_sections().end()}) +
@@ -161,7 +162,8 @@ Result<Axis> read_axis(const ConfigEntry& entry) {
 }  // namespace
 
 bool Axis::numeric() const {
-  return std::all_of(values.begin(), values.end(), [](const AxisValue& v) { return v.number.has_value(); });
+  return std::all_of(values.begin(), values.end(),
+                     [](const AxisValue& v) { return v.number.has_value(); });
 }
 
 int64_t SweepSpec::points() const {
@@ -198,14 +200,16 @@ Result<SweepSpec> read_sweep_spec(const Config& file) {
     }
   }
   if (!has_sweep)
-    return invalid_argument(file.source() + " has no [sweep] section; add one with tasks = [...] "
-                                            "(see tessera sweep --help)");
+    return invalid_argument(file.source() +
+                            " has no [sweep] section; add one with tasks = [...] "
+                            "(see tessera sweep --help)");
   if (settings.tasks.empty())
     return invalid_argument(file.source() + ": [sweep] needs tasks = [...], from: " +
                             join({std::begin(kTasks), std::end(kTasks)}));
   if (settings.text.empty())
-    return invalid_argument(file.source() + ": [sweep] needs text = \"file.txt\", the text the "
-                                            "tasks read");
+    return invalid_argument(file.source() +
+                            ": [sweep] needs text = \"file.txt\", the text the "
+                            "tasks read");
   return SweepSpec{std::move(settings), std::move(axes), file.without_section("sweep")};
 }
 
@@ -238,8 +242,8 @@ Status apply_sweep_override(SweepSpec& spec, std::string_view assignment) {
   const IntSetting* s = find_int_setting(name);
   if (s == nullptr)
     return invalid_argument(at + ": unknown key 'sweep." + name + "'" +
-                            did_you_mean(name, sweep_keys()) + "; keys of [sweep]: " +
-                            join(sweep_keys()));
+                            did_you_mean(name, sweep_keys()) +
+                            "; keys of [sweep]: " + join(sweep_keys()));
   int64_t number = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
   if (ec != std::errc() || end != text.data() + text.size())

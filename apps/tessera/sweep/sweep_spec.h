@@ -33,9 +33,9 @@ inline constexpr const char* kTasks[] = {"perplexity", "fidelity", "recall", "me
 // One value of an axis: the key = value settings it makes (one for a key
 // axis, several for a section axis) and how it reads in tables and plots.
 struct AxisValue {
-  std::string label;                                       // "16", "plugin=lattice q=10"
-  std::vector<std::pair<std::string, std::string>> sets;   // full key -> value as --set text
-  std::optional<double> number;                            // for a numeric plot axis
+  std::string label;                                      // "16", "plugin=lattice q=10"
+  std::vector<std::pair<std::string, std::string>> sets;  // full key -> value as --set text
+  std::optional<double> number;                           // for a numeric plot axis
 };
 
 struct Axis {

@@ -102,7 +102,8 @@ Status measure_fidelity(Engine& engine, Engine& reference, std::span<const int32
   RETURN_IF_ERROR(reference.begin_sequence(seq));
   std::vector<int32_t> positions(tokens.size());
   std::iota(positions.begin(), positions.end(), 0);
-  Status status = reference.transformer().forward(reference.cache(), seq.id, tokens, positions).status();
+  Status status =
+      reference.transformer().forward(reference.cache(), seq.id, tokens, positions).status();
   const int layers = engine.model().config.n_layers;
   const int head_dim = engine.model().config.head_dim;
   std::vector<double> err(2 * static_cast<std::size_t>(layers)), norm(err.size());
@@ -153,8 +154,8 @@ Status measure_fidelity(Engine& engine, Engine& reference, std::span<const int32
   return ok_status();
 }
 
-Status measure_recall(Engine& engine, std::span<const int32_t> text, int64_t length,
-                      int64_t filler, int64_t trials, int64_t seed, Metrics& out) {
+Status measure_recall(Engine& engine, std::span<const int32_t> text, int64_t length, int64_t filler,
+                      int64_t trials, int64_t seed, Metrics& out) {
   // A passage of the text, the text that follows it, the passage again; and a
   // control where another passage (the one after the filler) stands in for
   // the first copy, so only the copy differs between the two.
@@ -163,7 +164,8 @@ Status measure_recall(Engine& engine, std::span<const int32_t> text, int64_t len
   if (text.size() < need + 2)
     return invalid_argument("recall needs " + std::to_string(need + 2) +
                             " tokens of text (2 * recall_length + recall_filler + 2), the text "
-                            "gives " + std::to_string(text.size()));
+                            "gives " +
+                            std::to_string(text.size()));
   Rng rng(static_cast<uint64_t>(seed));
   const std::size_t starts = text.size() - need - 1;
   std::size_t start = 0;
@@ -191,8 +193,9 @@ Status measure_recall(Engine& engine, std::span<const int32_t> text, int64_t len
     start = 1 + std::min(starts - 1,
                          static_cast<std::size_t>(rng.uniform() * static_cast<double>(starts)));
     ASSIGN_OR_RETURN(const double with_copy, copy_score(span_at(start, passage)));
-    ASSIGN_OR_RETURN(const double without,
-                     copy_score(span_at(start + passage + static_cast<std::size_t>(filler), passage)));
+    ASSIGN_OR_RETURN(
+        const double without,
+        copy_score(span_at(start + passage + static_cast<std::size_t>(filler), passage)));
     recall += with_copy;
     control += without;
   }
@@ -235,13 +238,15 @@ Status measure_memory(Engine& engine, std::span<const int32_t> tokens, Metrics& 
 Status measure_speed(Engine& engine, std::span<const int32_t> tokens, int64_t new_tokens,
                      Metrics& out) {
   GenerationRequest request;
-  request.prompt.assign(tokens.begin(),
-                        tokens.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(tokens.size(), 64)));
+  request.prompt.assign(
+      tokens.begin(),
+      tokens.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(tokens.size(), 64)));
   request.max_new_tokens = new_tokens;
   request.stop_at_eos = false;
-  RETURN_IF_ERROR(check_fits(engine, static_cast<int64_t>(request.prompt.size()) + new_tokens + 1,
-                             "speed"));
-  ASSIGN_OR_RETURN(const GenerationStats stats, engine.generate(request, [](int32_t) { return true; }));
+  RETURN_IF_ERROR(
+      check_fits(engine, static_cast<int64_t>(request.prompt.size()) + new_tokens + 1, "speed"));
+  ASSIGN_OR_RETURN(const GenerationStats stats,
+                   engine.generate(request, [](int32_t) { return true; }));
   out.emplace_back("prefill_tokens_per_s",
                    stats.prefill_seconds > 0
                        ? static_cast<double>(stats.prompt_tokens) / stats.prefill_seconds

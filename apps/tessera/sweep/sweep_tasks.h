@@ -33,8 +33,8 @@ Status measure_fidelity(Engine& engine, Engine& reference, std::span<const int32
 // second copy the model predicts (greedy). The control replaces the first copy
 // with another passage of the text: what the model predicts without recall.
 // Both are means over `trials` passages (their starts drawn from `seed`).
-Status measure_recall(Engine& engine, std::span<const int32_t> text, int64_t length,
-                      int64_t filler, int64_t trials, int64_t seed, Metrics& out);
+Status measure_recall(Engine& engine, std::span<const int32_t> text, int64_t length, int64_t filler,
+                      int64_t trials, int64_t seed, Metrics& out);
 
 // KV bytes after the whole text was fed: live, per token, the most live at
 // any point, and reserved.
