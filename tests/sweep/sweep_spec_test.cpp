@@ -30,8 +30,9 @@ std::string with_axes(const std::string& axes, const std::string& sweep = "") {
 }
 
 TEST(SweepSpec, GridIsTheProductOfTheAxesLastFastest) {
-  auto spec = spec_of(with_axes("\"cache.window\" = [8, 16, 32]\n"
-                                "\"sampling.temperature\" = [0.0, 0.5]\n"));
+  auto spec =
+      spec_of(with_axes("\"cache.window\" = [8, 16, 32]\n"
+                        "\"sampling.temperature\" = [0.0, 0.5]\n"));
   ASSERT_TRUE(spec.ok()) << spec.status().message();
   EXPECT_EQ(spec->points(), 6);
   EXPECT_THAT(spec->choice(0), ElementsAre(0u, 0u));
@@ -45,7 +46,8 @@ TEST(SweepSpec, GridIsTheProductOfTheAxesLastFastest) {
 
   auto point = point_setup(*spec, spec->choice(3));
   ASSERT_TRUE(point.ok());
-  EXPECT_THAT(point->sets, ElementsAre(Pair("cache.window", "16"), Pair("sampling.temperature", "0.5")));
+  EXPECT_THAT(point->sets,
+              ElementsAre(Pair("cache.window", "16"), Pair("sampling.temperature", "0.5")));
   EXPECT_THAT(point->labels, ElementsAre("16", "0.5"));
 }
 
@@ -60,8 +62,8 @@ TEST(SweepSpec, SectionAxisSetsEveryKeyOfItsTable) {
   EXPECT_EQ(axis.values[1].label, "lattice lattice=E8 q=37");
   // toml++ keeps a table's keys sorted, not in file order.
   EXPECT_THAT(axis.values[1].sets,
-              UnorderedElementsAre(Pair("cache.codec.plugin", "lattice"), Pair("cache.codec.lattice", "E8"),
-                          Pair("cache.codec.q", "37")));
+              UnorderedElementsAre(Pair("cache.codec.plugin", "lattice"),
+                                   Pair("cache.codec.lattice", "E8"), Pair("cache.codec.q", "37")));
 }
 
 TEST(SweepSpec, SweepKeysAsAxesChangeTheSettingsNotTheConfig) {
@@ -106,8 +108,10 @@ TEST(SweepSpec, ErrorsSayWhatAndWhere) {
     auto spec = spec_of(toml);
     return spec.ok() ? std::string("(no error)") : spec.status().message();
   };
-  EXPECT_THAT(error("[model]\npath = \"m.gguf\"\n"), HasSubstr("sweep.toml has no [sweep] section"));
-  EXPECT_THAT(error("[sweep]\ntext = \"" + kText + "\"\n"), HasSubstr("[sweep] needs tasks = [...]"));
+  EXPECT_THAT(error("[model]\npath = \"m.gguf\"\n"),
+              HasSubstr("sweep.toml has no [sweep] section"));
+  EXPECT_THAT(error("[sweep]\ntext = \"" + kText + "\"\n"),
+              HasSubstr("[sweep] needs tasks = [...]"));
   EXPECT_THAT(error("[sweep]\ntasks = [\"recall\"]\n"), HasSubstr("[sweep] needs text = "));
   EXPECT_THAT(error("[sweep]\ntasks = [\"ppl\"]\n"), HasSubstr("unknown task 'ppl'"));
   EXPECT_THAT(error(with_axes("", "max_tokns = 5\n")),
@@ -121,7 +125,8 @@ TEST(SweepSpec, ErrorsSayWhatAndWhere) {
   EXPECT_THAT(error(with_axes("\"cache.window\" = 8\n")), HasSubstr("expected a list of values"));
   EXPECT_THAT(error(with_axes("\"cache.window\" = [{ a = 1 }]\n")),
               HasSubstr("\"cache.window\" is not one"));
-  EXPECT_THAT(error(with_axes("", "[sweep.grid]\nx = 1\n")), HasSubstr("unknown section [sweep.grid]"));
+  EXPECT_THAT(error(with_axes("", "[sweep.grid]\nx = 1\n")),
+              HasSubstr("unknown section [sweep.grid]"));
 }
 
 }  // namespace
