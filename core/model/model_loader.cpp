@@ -25,7 +25,8 @@ Result<Vocabulary> load_vocabulary(const std::string& path) {
     ASSIGN_OR_RETURN(GgufFile gguf, GgufFile::parse(std::move(file)));
     return load_gguf_vocabulary(gguf);
   }
-  ASSIGN_OR_RETURN(Vocabulary vocab, read_llama2c_tokenizer(path));
+  // The bytes are mapped already (the magic was read): parse them, do not map again.
+  ASSIGN_OR_RETURN(Vocabulary vocab, parse_llama2c_tokenizer(*file));
   apply_llama2c_vocabulary_conventions(vocab);
   return vocab;
 }
