@@ -96,8 +96,7 @@ Status run_point(const sweep::SweepSpec& spec, const std::vector<std::size_t>& c
       }
       task_done(task, sweep::measure_fidelity(*engine, **reference, tokens, row.metrics));
     } else if (task == "recall") {
-      task_done(task, sweep::measure_recall(*engine, all_tokens, s.recall_length, s.recall_filler,
-                                            s.recall_trials, s.seed, row.metrics));
+      task_done(task, sweep::measure_recall(*engine, all_tokens, s, row.metrics));
     } else if (task == "memory") {
       task_done(task, sweep::measure_memory(*engine, tokens, row.metrics));
     } else if (task == "speed") {
@@ -217,11 +216,11 @@ Every combination of the axes is one point (the last axis varies fastest); a
 point where a key does not apply (cache.window with the static store) is
 skipped and said so. Tasks: perplexity (nll, ppl); fidelity (KL divergence and
 top-1 agreement of every position's next-token distribution against the full,
-uncompressed cache, and K/V relative MSE per layer); recall (a passage of
-recall_length tokens of the text, the recall_filler tokens after it, the passage
-again: the fraction of the second copy predicted, and the same with another
-passage in place of the first copy as the control; means over recall_trials
-passages); memory (KV bytes live, per token, most live and reserved); speed
+uncompressed cache, and K/V relative MSE per layer); recall (recall_length
+tokens to remember, recall_source = "text" a passage of the text or "random"
+random tokens; recall_filler tokens of text; the same tokens again: the
+fraction of the second copy predicted, and as the control the same with other
+tokens in place of the first copy; means over recall_trials draws); memory (KV bytes live, per token, most live and reserved); speed
 (prefill and decode tokens/s, reported, never judged). Writes DIR/results.csv
 (one row per point) and DIR/<metric>.png (one line per configuration).
 )",

@@ -61,7 +61,7 @@ case "$scenario" in
     [ "$(tr -d '\r' <"$csv" | wc -l)" -eq 5 ] || fail "expected a header and 4 rows"
     header=$(head -1 "$csv" | tr -d '\r')
     for name in point cache.plugin cache.window cache.codec status bits_per_vector nll ppl kl top1 \
-                k_rel_mse v_rel_mse recall recall_control kv_bytes_live kv_bytes_per_token \
+                k_rel_mse v_rel_mse recall recall_control recall_gain kv_bytes_live kv_bytes_per_token \
                 prefill_tokens_per_s decode_tokens_per_s; do
       grep -q "\(^\|,\)$name\(,\|$\)" <<<"$header" || fail "no column $name"
     done

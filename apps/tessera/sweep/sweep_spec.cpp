@@ -34,7 +34,7 @@ const IntSetting* find_int_setting(std::string_view name) {
 }
 
 std::vector<std::string> sweep_keys() {
-  std::vector<std::string> keys = {"tasks", "text"};
+  std::vector<std::string> keys = {"tasks", "text", "recall_source"};
   for (const IntSetting& s : kIntSettings) keys.emplace_back(s.name);
   return keys;
 }
@@ -68,6 +68,15 @@ Status set_int(const IntSetting& s, const OptionValue& value, SweepSettings& set
   return ok_status();
 }
 
+Status set_recall_source(const std::string& source, SweepSettings& settings,
+                         const std::string& at) {
+  if (source != "text" && source != "random")
+    return invalid_argument(at + ": \"" + source +
+                            "\" is not a recall source; allowed: text, random");
+  settings.recall_source = source;
+  return ok_status();
+}
+
 Status read_setting(const ConfigEntry& entry, const Config& file, SweepSettings& settings) {
   if (entry.name == "tasks") {
     if (entry.form != ConfigEntry::Form::kList || entry.list.empty())
@@ -89,6 +98,12 @@ Status read_setting(const ConfigEntry& entry, const Config& file, SweepSettings&
       return invalid_argument(where(entry) + ": expected a file name");
     ASSIGN_OR_RETURN(settings.text, locate_data_file(*name, file.directory()));
     return ok_status();
+  }
+  if (entry.name == "recall_source") {
+    const auto* source = std::get_if<std::string>(&entry.value);
+    if (entry.form != ConfigEntry::Form::kValue || source == nullptr)
+      return invalid_argument(where(entry) + ": expected \"text\" or \"random\"");
+    return set_recall_source(*source, settings, where(entry));
   }
   if (const IntSetting* s = find_int_setting(entry.name)) {
     if (entry.form != ConfigEntry::Form::kValue)
@@ -118,8 +133,9 @@ Result<Axis> read_axis(const ConfigEntry& entry) {
           "\" is not one; sections: " + join({config_sections().begin(), config_sections().end()}));
     for (const auto& table : entry.item_tables) {
       AxisValue value;
-      // Labelled "lattice q=10": the plugin's name bare, the other keys as set.
+      // Labelled "lattice E8 q=10": the plugin's name bare, the other keys as set.
       std::string plugin, rest;
+      std::vector<std::pair<std::string, std::string>> options;
       for (const auto& [key, v] : table) {
         std::optional<double> unused;
         const std::string text = value_text(v, unused);
@@ -127,8 +143,11 @@ Result<Axis> read_axis(const ConfigEntry& entry) {
         if (key == "plugin")
           plugin = text;
         else
-          rest += (rest.empty() ? "" : " ") + key + "=" + text;
+          options.emplace_back(key, text);
       }
+      // An option named like its plugin (lattice = "E8") reads as its value.
+      for (const auto& [key, text] : options)
+        rest += (rest.empty() ? "" : " ") + (key == plugin ? text : key + "=" + text);
       value.label = plugin.empty() ? rest : rest.empty() ? plugin : plugin + " " + rest;
       axis.values.push_back(std::move(value));
     }
@@ -225,6 +244,7 @@ Status apply_sweep_override(SweepSpec& spec, std::string_view assignment) {
     ASSIGN_OR_RETURN(spec.settings.text, locate_data_file(text, "."));
     return ok_status();
   }
+  if (name == "recall_source") return set_recall_source(text, spec.settings, at);
   if (name == "tasks") {
     const std::vector<std::string> known(std::begin(kTasks), std::end(kTasks));
     std::vector<std::string> tasks;

@@ -3,7 +3,8 @@
 //   tasks = ["perplexity", "fidelity", "recall", "memory", "speed"]
 //   text = "tinystories_train_head.txt"   # looked up like models; ../shared/data too
 //   max_tokens = 512                      # tokens of the text each task reads
-//   recall_length = 16                    # recall: tokens of a passage to remember
+//   recall_source = "text"                # recall: a passage of the text, or "random" tokens
+//   recall_length = 16                    # recall: tokens to remember
 //   recall_filler = 64                    # recall: text between its two copies
 //   speed_tokens = 64                     # speed: tokens generated and timed
 //   recall_trials = 8                     # recall: passages averaged
@@ -46,7 +47,8 @@ struct Axis {
 
 struct SweepSettings {
   std::vector<std::string> tasks;
-  std::string text;  // the file, located
+  std::string text;                    // the file, located
+  std::string recall_source = "text";  // "text" | "random"
   int64_t max_tokens = 512;
   int64_t recall_length = 16;
   int64_t recall_filler = 64;

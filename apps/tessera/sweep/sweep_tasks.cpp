@@ -154,53 +154,80 @@ Status measure_fidelity(Engine& engine, Engine& reference, std::span<const int32
   return ok_status();
 }
 
-Status measure_recall(Engine& engine, std::span<const int32_t> text, int64_t length, int64_t filler,
-                      int64_t trials, int64_t seed, Metrics& out) {
-  // A passage of the text, the text that follows it, the passage again; and a
-  // control where another passage (the one after the filler) stands in for
-  // the first copy, so only the copy differs between the two.
-  const auto passage = static_cast<std::size_t>(length);
-  const std::size_t need = 2 * passage + static_cast<std::size_t>(filler);
+Status measure_recall(Engine& engine, std::span<const int32_t> text, const SweepSettings& settings,
+                      Metrics& out) {
+  const auto length = static_cast<std::size_t>(settings.recall_length);
+  const auto filler = static_cast<std::size_t>(settings.recall_filler);
+  const bool random = settings.recall_source == "random";
+  // text: the passage, the text after it, the passage again; the control's
+  // first passage is the text after the filler. random: random tokens, a
+  // filler of text, the same tokens again; the control's are other random
+  // tokens. Only the first copy differs between the two.
+  const std::size_t need = filler + (random ? 0 : 2 * length);
   if (text.size() < need + 2)
     return invalid_argument("recall needs " + std::to_string(need + 2) +
-                            " tokens of text (2 * recall_length + recall_filler + 2), the text "
-                            "gives " +
+                            " tokens of text (recall_filler" +
+                            (random ? "" : " + 2 * recall_length") + " + 2), the text gives " +
                             std::to_string(text.size()));
-  Rng rng(static_cast<uint64_t>(seed));
-  const std::size_t starts = text.size() - need - 1;
-  std::size_t start = 0;
-  const auto span_at = [&](std::size_t from, std::size_t n) { return text.subspan(from, n); };
-  const auto copy_score = [&](std::span<const int32_t> first) -> Result<double> {
+  std::vector<int32_t> pool;  // random mode: ordinary pieces (no control, byte or unknown)
+  const Vocabulary& vocab = engine.tokenizer().vocabulary();
+  for (int32_t id = 0; random && id < vocab.size(); ++id) {
+    const auto t = static_cast<std::size_t>(id);
+    if (t >= vocab.types.size() || vocab.types[t] == TokenType::kNormal) pool.push_back(id);
+  }
+  if (random && pool.empty())
+    return failed_precondition("recall: the vocabulary has no ordinary tokens to draw");
+  Rng rng(static_cast<uint64_t>(settings.seed));
+  const auto draw = [&] {
+    std::vector<int32_t> tokens(length);
+    for (int32_t& t : tokens)
+      t = pool[std::min(pool.size() - 1, static_cast<std::size_t>(
+                                             rng.uniform() * static_cast<double>(pool.size())))];
+    return tokens;
+  };
+  const auto width = static_cast<std::size_t>(engine.model().config.vocab_size);
+  const auto copy_score = [&](std::span<const int32_t> first, std::span<const int32_t> between,
+                              std::span<const int32_t> again) -> Result<double> {
     std::vector<int32_t> tokens = {engine.tokenizer().bos()};
     tokens.insert(tokens.end(), first.begin(), first.end());
-    const auto between = span_at(start + passage, static_cast<std::size_t>(filler));
     tokens.insert(tokens.end(), between.begin(), between.end());
     const std::size_t second = tokens.size();
-    const auto again = span_at(start, passage);
     tokens.insert(tokens.end(), again.begin(), again.end());
     RETURN_IF_ERROR(check_fits(engine, static_cast<int64_t>(tokens.size()), "recall"));
     ASSIGN_OR_RETURN(const std::vector<float> logits, all_logits(engine, tokens));
-    const auto width = static_cast<std::size_t>(engine.model().config.vocab_size);
     int64_t hits = 0;
     for (std::size_t i = second; i < tokens.size(); ++i) {
       const float* row = logits.data() + (i - 1) * width;
       hits += std::max_element(row, row + width) - row == tokens[i];
     }
-    return static_cast<double>(hits) / static_cast<double>(passage);
+    return static_cast<double>(hits) / static_cast<double>(length);
   };
+  const std::size_t starts = text.size() - need - 1;
   double recall = 0, control = 0;
-  for (int64_t trial = 0; trial < trials; ++trial) {
-    start = 1 + std::min(starts - 1,
-                         static_cast<std::size_t>(rng.uniform() * static_cast<double>(starts)));
-    ASSIGN_OR_RETURN(const double with_copy, copy_score(span_at(start, passage)));
-    ASSIGN_OR_RETURN(
-        const double without,
-        copy_score(span_at(start + passage + static_cast<std::size_t>(filler), passage)));
-    recall += with_copy;
-    control += without;
+  for (int64_t trial = 0; trial < settings.recall_trials; ++trial) {
+    const std::size_t start =
+        1 +
+        std::min(starts - 1, static_cast<std::size_t>(rng.uniform() * static_cast<double>(starts)));
+    if (random) {
+      const std::vector<int32_t> passage = draw(), other = draw();
+      const auto between = text.subspan(start, filler);
+      ASSIGN_OR_RETURN(const double with_copy, copy_score(passage, between, passage));
+      ASSIGN_OR_RETURN(const double without, copy_score(other, between, passage));
+      recall += with_copy;
+      control += without;
+    } else {
+      const auto passage = text.subspan(start, length);
+      const auto between = text.subspan(start + length, filler);
+      const auto other = text.subspan(start + length + filler, length);
+      ASSIGN_OR_RETURN(const double with_copy, copy_score(passage, between, passage));
+      ASSIGN_OR_RETURN(const double without, copy_score(other, between, passage));
+      recall += with_copy;
+      control += without;
+    }
   }
-  out.emplace_back("recall", recall / static_cast<double>(trials));
-  out.emplace_back("recall_control", control / static_cast<double>(trials));
+  out.emplace_back("recall", recall / static_cast<double>(settings.recall_trials));
+  out.emplace_back("recall_control", control / static_cast<double>(settings.recall_trials));
+  out.emplace_back("recall_gain", (recall - control) / static_cast<double>(settings.recall_trials));
   return ok_status();
 }
 

@@ -28,13 +28,16 @@ Status measure_perplexity(Engine& engine, std::span<const int32_t> tokens, Metri
 Status measure_fidelity(Engine& engine, Engine& reference, std::span<const int32_t> tokens,
                         Metrics& out);
 
-// A passage of `length` tokens of the text (where depends on `seed`), the
-// `filler` tokens that follow it, the passage again: the fraction of the
-// second copy the model predicts (greedy). The control replaces the first copy
-// with another passage of the text: what the model predicts without recall.
-// Both are means over `trials` passages (their starts drawn from `seed`).
-Status measure_recall(Engine& engine, std::span<const int32_t> text, int64_t length, int64_t filler,
-                      int64_t trials, int64_t seed, Metrics& out);
+// recall_source "text": a passage of recall_length tokens of the text, the
+// recall_filler tokens after it, the passage again. "random": recall_length
+// random ordinary tokens, recall_filler tokens of text, the same tokens again.
+// `recall` is the fraction of the second copy the model predicts (greedy);
+// `recall_control` the same with another passage (other random tokens) in
+// place of the first copy: what the model predicts without recalling it;
+// `recall_gain` their difference. All are means over recall_trials draws from
+// `seed`.
+Status measure_recall(Engine& engine, std::span<const int32_t> text, const SweepSettings& settings,
+                      Metrics& out);
 
 // KV bytes after the whole text was fed: live, per token, the most live at
 // any point, and reserved.
