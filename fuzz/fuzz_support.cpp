@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
+#include <vector>
 
 #include "core/backend/backend.h"
 #include "core/cache/checked_cache_store.h"
@@ -52,10 +54,13 @@ void run_small_forward(const LoadedModel& model) {
   if (!backend->init(BackendOptions{1, 8}).ok()) fail("cpu backend init");
   auto transformer = Transformer::create(model, *backend, /*max_batch=*/4);
   if (!transformer.ok()) return;  // a model the forward refuses, with a Status
+  // The codec outlives the cache (declared first); the cache borrows one pointer per layer.
+  const std::unique_ptr<Compressor> codec = make<Compressor>("compressor", "identity");
+  const CacheGeometry geometry = (*transformer)->cache_geometry();
+  const std::vector<const Compressor*> layer_codecs(static_cast<std::size_t>(geometry.layers),
+                                                    codec.get());
   CheckedCacheStore cache(make<CacheStore>("cache", "static"), "static");
-  if (!cache.init((*transformer)->cache_geometry(), make<Compressor>("compressor", "identity"))
-           .ok())
-    return;
+  if (!cache.init(geometry, layer_codecs).ok()) return;
   if (!cache.allocate(0, 8).ok()) return;
   const int32_t last = c.vocab_size - 1;
   const int32_t tokens[] = {0, last};
