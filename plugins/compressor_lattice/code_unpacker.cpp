@@ -1,5 +1,7 @@
 #include "plugins/compressor_lattice/code_unpacker.h"
 
+#include <algorithm>
+
 #include "core/status/status.h"
 
 namespace tessera::lattice {
@@ -14,7 +16,7 @@ namespace tessera::lattice {
 // δ' = r · δ < 1 / M': the same statement one digit down. Every product is
 // exact in 128 bits, so no rounding enters.
 //
-// Splitting runs: for v < 2^N and a divisor m with 2^(l-1) < m ≤ 2^l,
+// Splitting the digits in two: for v < 2^N and a divisor m with 2^(l-1) < m ≤ 2^l,
 // magic = ceil(2^(N+l) / m) satisfies 2^(N+l) ≤ magic · m < 2^(N+l) + 2^l,
 // so floor(v · magic / 2^(N+l)) = floor(v / m) (Granlund & Montgomery 1994,
 // theorem 4.2), and magic < 2^(N+1) ≤ 2^64.
@@ -86,10 +88,16 @@ CodeUnpacker::CodeUnpacker(const BlockCode& code)
   high_reciprocal_ = reciprocal(static_cast<uint64_t>(high));
   int l = 0;
   while ((uint64_t{1} << l) < low_modulus_) ++l;
-  shift_ = value_bits + l;
-  const Wide magic = ((Wide{1} << shift_) + low_modulus_ - 1) / low_modulus_;
+  // Any N with value < 2^N and N <= 63 will do; N = 64 - l when the value
+  // fits makes the shift at least 64, so only the high word of the product
+  // is shifted.
+  const int n = std::max(value_bits, 64 - l);
+  TESSERA_CHECK(n <= 63, "lattice code unpacker: codes above 63 bits take the wide path");
+  const int shift = n + l;
+  const Wide magic = ((Wide{1} << shift) + low_modulus_ - 1) / low_modulus_;
   TESSERA_CHECK(magic >> 64 == 0, "lattice code unpacker: magic past 64 bits");
   magic_ = static_cast<uint64_t>(magic);
+  high_shift_ = shift - 64;
 }
 
 }  // namespace tessera::lattice

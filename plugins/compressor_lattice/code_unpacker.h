@@ -75,8 +75,10 @@ class CodeUnpacker {
   // bit stream, bit_stream.h). Reads 8 bytes from payload + bit / 8 (9 for
   // codes above 56 bits), so they must be readable.
   [[gnu::always_inline]] uint64_t read(const uint8_t* payload, int64_t bit) const {
-    const uint8_t* at = payload + (bit >> 3);
-    const int shift = static_cast<int>(bit & 7);
+    return read_at(payload + (bit >> 3), static_cast<int>(bit & 7));
+  }
+  // The same for the code starting at bit `shift` (< 8) of byte `at`.
+  [[gnu::always_inline]] uint64_t read_at(const uint8_t* at, int shift) const {
     uint64_t word;
     std::memcpy(&word, at, sizeof(word));
     word = __builtin_bswap64(word) << shift;  // the code's first bit is now bit 63
@@ -91,16 +93,17 @@ class CodeUnpacker {
   template <Layout kLayout>
   [[gnu::always_inline]] void decode(uint64_t code, int32_t* coords, int stride) const {
     if constexpr (kLayout == Layout::kE8Split) {
-      const auto parity = static_cast<int32_t>(code & 1);
+      // w_i = 2(a_i - Q) + p = 2 a_i + offset.
+      const int32_t offset = static_cast<int32_t>(code & 1) - 2 * q_;
       uint32_t a[8];
       digits<8, true>(code >> 1, a);
       int32_t digit_sum = 0;
       for (int i = 0; i < 7; ++i) {
-        coords[i * stride] = 2 * (static_cast<int32_t>(a[i]) - q_) + parity;
+        coords[i * stride] = 2 * static_cast<int32_t>(a[i]) + offset;
         digit_sum += static_cast<int32_t>(a[i]);
       }
       // The dropped low bit of a7 is the parity that makes Σa even.
-      coords[7 * stride] = 2 * (2 * static_cast<int32_t>(a[7]) + (digit_sum & 1) - q_) + parity;
+      coords[7 * stride] = 2 * (2 * static_cast<int32_t>(a[7]) + (digit_sum & 1)) + offset;
     } else if constexpr (kLayout == Layout::kD4 || kLayout == Layout::kD4Split) {
       uint32_t u[4];
       digits<4, kLayout == Layout::kD4Split>(code, u);
@@ -127,7 +130,8 @@ class CodeUnpacker {
   [[gnu::always_inline]] void digits(uint64_t value, uint32_t* d) const {
     if constexpr (kSplit) {
       constexpr int kHalf = kCount / 2;
-      const auto high = static_cast<uint64_t>((static_cast<Product>(value) * magic_) >> shift_);
+      const auto high =
+          static_cast<uint64_t>((static_cast<Product>(value) * magic_) >> 64) >> high_shift_;
       run<kHalf>(value - high * low_modulus_, low_reciprocal_, d + kHalf, last_radix_);
       run<kHalf>(high, high_reciprocal_, d, radix_);
     } else {
@@ -159,10 +163,10 @@ class CodeUnpacker {
   uint64_t low_modulus_ = 1;
   uint64_t low_reciprocal_ = 0;
   uint64_t high_reciprocal_ = 0;
-  // high = (value · magic_) >> shift_ = value / low_modulus_, for every value
-  // of at most bits_ bits.
+  // high = (value · magic_) >> (64 + high_shift_) = value / low_modulus_, for
+  // every value of at most bits_ bits.
   uint64_t magic_ = 0;
-  int shift_ = 0;
+  int high_shift_ = 0;
 };
 
 }  // namespace tessera::lattice
