@@ -241,17 +241,18 @@ void attention(const AttentionParams& a, const RopeTable& rope, ThreadPool* pool
   const bool rotate_stored = a.stored_keys == StoredKeys::kBeforeRope;
   // Per thread: scores [visible, group]; a rotated key [head_dim]; 1/sum per
   // head [group]; for encoded segments, queries in the codec's domain
-  // [group, head_dim], one segment's scores or weights [most_stored], value
-  // sums in the codec's domain [group, head_dim] and one head's output [head_dim].
+  // [group, head_dim], one segment's scores or weights per head [group,
+  // most_stored], value sums in the codec's domain [group, head_dim] and one
+  // head's output [head_dim].
   const int64_t scores_floats = (most_stored + n) * group;
   const int64_t scratch =
-      scores_floats + head_dim + group + 2 * group * head_dim + most_stored + head_dim;
+      scores_floats + head_dim + group + 2 * group * head_dim + group * most_stored + head_dim;
   // Sized once for the longest context the caller announced, so decoding
   // never grows it.
   const int64_t longest = std::max(most_stored + n, context_hint);
-  reserve_or_die(
-      *pool, static_cast<std::size_t>(std::max(
-                 scratch, longest * (group + 1) + 3 * head_dim + group + 2 * group * head_dim)));
+  reserve_or_die(*pool,
+                 static_cast<std::size_t>(std::max(
+                     scratch, longest * 2 * group + 3 * head_dim + group + 2 * group * head_dim)));
 
   pool->parallel_for(
       0, n * kv_heads,
@@ -261,8 +262,8 @@ void attention(const AttentionParams& a, const RopeTable& rope, ThreadPool* pool
         float* inv_sum = rotated + head_dim;
         float* q_codec = inv_sum + group;
         float* acc = q_codec + group * head_dim;
-        float* seg_row = acc + group * head_dim;
-        float* head_out = seg_row + most_stored;
+        float* seg_rows = acc + group * head_dim;
+        float* head_out = seg_rows + group * most_stored;
         for (int64_t item = begin; item < end; ++item) {
           const int64_t t = item / kv_heads;
           const int64_t kvh = item % kv_heads;
@@ -325,14 +326,32 @@ void attention(const AttentionParams& a, const RopeTable& rope, ThreadPool* pool
                 ++visible;
               },
               [&](const KVSegment& seg) {
-                // The codec scores its records against the query in its own domain.
-                codec = seg.codec;
+                // The codec scores its records against the queries in its own
+                // domain, all the group's heads in one pass over the records.
+                // The queries are brought there once per token and kv head
+                // (every segment of a layer has the layer's codec).
+                TESSERA_DCHECK(codec == nullptr || codec == seg.codec,
+                               "attention: one codec per layer");
+                if (codec == nullptr) {
+                  codec = seg.codec;
+                  for (int64_t g = 0; g < group; ++g)
+                    codec->transform_query(q0 + g * a.q.stride[1], static_cast<int>(head_dim),
+                                           q_codec + g * head_dim);
+                }
                 const uint8_t* records = seg.k_records + kvh * seg.record_head_stride;
+                codec->dot_encoded_heads(q_codec, static_cast<int>(group), records, seg.count,
+                                         static_cast<int>(head_dim), seg_rows);
+                if (!a.rule.limits()) {  // every entry visible: no per-entry test
+                  for (int64_t g = 0; g < group; ++g) {
+                    const float* seg_row = seg_rows + g * seg.count;
+                    float* column = scores + visible * group + g;
+                    for (int64_t j = 0; j < seg.count; ++j) column[j * group] = seg_row[j] * scale;
+                  }
+                  visible += seg.count;
+                  return;
+                }
                 for (int64_t g = 0; g < group; ++g) {
-                  codec->transform_query(q0 + g * a.q.stride[1], static_cast<int>(head_dim),
-                                         q_codec + g * head_dim);
-                  codec->dot_encoded(q_codec + g * head_dim, records, seg.count,
-                                     static_cast<int>(head_dim), seg_row);
+                  const float* seg_row = seg_rows + g * seg.count;
                   int64_t k = visible;
                   for (int64_t j = 0; j < seg.count; ++j)
                     if (a.rule.sees(position, seg.positions[j]))
@@ -371,18 +390,26 @@ void attention(const AttentionParams& a, const RopeTable& rope, ThreadPool* pool
                 ++j;
               },
               [&](const KVSegment& seg) {
-                // Values summed by the codec in its domain, brought back once below.
+                // Values summed by the codec in its domain, all the group's
+                // heads in one pass over the records, brought back once below.
                 const uint8_t* records = seg.v_records + kvh * seg.record_head_stride;
                 const int64_t first = j;
                 for (int64_t g = 0; g < group; ++g) {
+                  float* seg_row = seg_rows + g * seg.count;
+                  if (!a.rule.limits()) {  // every entry visible: no per-entry test
+                    const float* column = scores + first * group + g;
+                    for (int64_t e = 0; e < seg.count; ++e) seg_row[e] = column[e * group];
+                    j = first + seg.count;
+                    continue;
+                  }
                   int64_t k = first;
                   for (int64_t e = 0; e < seg.count; ++e)
                     seg_row[e] =
                         a.rule.sees(position, seg.positions[e]) ? scores[(k++) * group + g] : 0.0f;
-                  seg.codec->accumulate_encoded(seg_row, records, seg.count,
-                                                static_cast<int>(head_dim), acc + g * head_dim);
                   j = k;
                 }
+                seg.codec->accumulate_encoded_heads(seg_rows, static_cast<int>(group), records,
+                                                    seg.count, static_cast<int>(head_dim), acc);
               });
           for (int64_t g = 0; g < group; ++g) {
             float* o = out_of(g);

@@ -63,6 +63,26 @@ class Compressor : public PluginObject {
   virtual void finish_output(const float* acc, int head_dim, float* out) const {
     (void)acc, (void)head_dim, (void)out;
   }
+
+  // The same for n_heads query heads that read the same records (grouped-query
+  // attention), head h's data head_dim (q_t, acc) or n (scores, weights)
+  // floats after head h - 1's:
+  //   scores[h·n + j] = dot_encoded(q_t + h·head_dim) of record j;
+  //   acc + h·head_dim += accumulate_encoded(weights + h·n).
+  // Each head's results are the floats of the one-head calls. The defaults
+  // make those calls; a codec overrides them to read each record once for all
+  // heads, when reading a record costs more than using it. (ABI 2.1)
+  virtual void dot_encoded_heads(const float* q_t, int n_heads, const uint8_t* records, int64_t n,
+                                 int head_dim, float* scores) const {
+    for (int h = 0; h < n_heads; ++h)
+      dot_encoded(q_t + static_cast<int64_t>(h) * head_dim, records, n, head_dim, scores + h * n);
+  }
+  virtual void accumulate_encoded_heads(const float* weights, int n_heads, const uint8_t* records,
+                                        int64_t n, int head_dim, float* acc) const {
+    for (int h = 0; h < n_heads; ++h)
+      accumulate_encoded(weights + h * n, records, n, head_dim,
+                         acc + static_cast<int64_t>(h) * head_dim);
+  }
 };
 
 }  // namespace tessera

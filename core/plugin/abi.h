@@ -17,12 +17,13 @@
 #include "core/status/status.h"
 
 // 2.0: the batch, attention and cache contracts (docs/architecture.md); the
-// ABI stamp and the SDK hash.
+// ABI stamp and the SDK hash. 2.1: Compressor::dot_encoded_heads and
+// accumulate_encoded_heads appended.
 #ifndef TESSERA_ABI_MAJOR
 #define TESSERA_ABI_MAJOR 2
 #endif
 #ifndef TESSERA_ABI_MINOR
-#define TESSERA_ABI_MINOR 0
+#define TESSERA_ABI_MINOR 1
 #endif
 
 #define TESSERA_STRINGIFY_INNER(x) #x

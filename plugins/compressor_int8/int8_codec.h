@@ -42,6 +42,11 @@ class Int8Codec final : public Compressor {
   void accumulate_encoded(const float* weights, const uint8_t* records, int64_t n, int D,
                           float* acc) const override;
   void finish_output(const float* acc, int D, float* out) const override;
+  // Several query heads: each record is read and converted once for all.
+  void dot_encoded_heads(const float* q_t, int n_heads, const uint8_t* records, int64_t n, int D,
+                         float* scores) const override;
+  void accumulate_encoded_heads(const float* weights, int n_heads, const uint8_t* records,
+                                int64_t n, int D, float* acc) const override;
 
  private:
   void check_or_abort(int head_dim) const;

@@ -41,6 +41,8 @@ class BlockCode {
   Kind kind() const { return kind_; }
   int dim() const { return dim_; }
   int bits() const { return bits_; }
+  int32_t q() const { return q_; }           // Q (D4, E8) or the bound B (box)
+  uint32_t radix() const { return radix_; }  // R = 2Q + 1 or 2B + 1
 
   // Word: uint64_t when bits() <= 64, else WideCode. coords: dim() integers in
   // the set the numbering covers (not checked: the quantizer guarantees it).

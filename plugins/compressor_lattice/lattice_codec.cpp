@@ -49,6 +49,10 @@ std::string LatticeCodec::describe() const {
 
 Status LatticeCodec::check_head_dim(int head_dim) const {
   const int block = format_.block_dim();
+  // Attention checks on every call: build no message when all is well.
+  if (lattice::is_power_of_two(head_dim) && head_dim % block == 0 &&
+      head_dim <= lattice::kMaxHeadDim)
+    return ok_status();
   const std::string who = describe() + ": head_dim " + std::to_string(head_dim);
   if (!lattice::is_power_of_two(head_dim))
     return invalid_argument(who + " is not a power of two (the Hadamard rotation needs one)");

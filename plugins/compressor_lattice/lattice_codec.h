@@ -86,6 +86,11 @@ class LatticeCodec final : public Compressor {
                           float* acc) const override;
   // out = H·acc: back to the original domain.
   void finish_output(const float* acc, int D, float* out) const override;
+  // Several query heads: each record is unpacked once for all of them.
+  void dot_encoded_heads(const float* q_t, int n_heads, const uint8_t* records, int64_t n, int D,
+                         float* scores) const override;
+  void accumulate_encoded_heads(const float* weights, int n_heads, const uint8_t* records,
+                                int64_t n, int D, float* acc) const override;
 
   const lattice::LatticeConfig& config() const { return quantizer_.config(); }
   const lattice::Quantizer& quantizer() const { return quantizer_; }

@@ -80,9 +80,4 @@ void Quantizer::reconstruct(const int32_t* coords, RecordScalars scalars, int he
   for (int i = 0; i < head_dim; ++i) x[i] *= norm;
 }
 
-float Quantizer::coordinate_scale(RecordScalars scalars) const {
-  return coordinate_unit() * (half_to_float(scalars.qmax16) / static_cast<float>(config_.q)) *
-         half_to_float(scalars.norm16);
-}
-
 }  // namespace tessera::lattice

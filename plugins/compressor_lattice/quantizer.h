@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "core/tensor/half.h"
 #include "plugins/compressor_lattice/lattice_config.h"
 #include "plugins/compressor_lattice/record_scalars.h"
 
@@ -32,8 +33,12 @@ class Quantizer {
   void reconstruct(const int32_t* coords, RecordScalars scalars, int head_dim, float* x) const;
 
   // unit · qmax16/Q · norm16: one coordinate's value in the rotated domain, so
-  // decode(record) = H · (coords · coordinate_scale).
-  float coordinate_scale(RecordScalars scalars) const;
+  // decode(record) = H · (coords · coordinate_scale). Inline: attention
+  // takes one per record.
+  float coordinate_scale(RecordScalars scalars) const {
+    return coordinate_unit() * (f16_to_f32(scalars.qmax16) / static_cast<float>(config_.q)) *
+           f16_to_f32(scalars.norm16);
+  }
 
   const LatticeConfig& config() const { return config_; }
 

@@ -1,6 +1,10 @@
 #include "plugins/compressor_lattice/record_format.h"
 
+#include <algorithm>
+#include <cstring>
+
 #include "plugins/compressor_lattice/bit_stream.h"
+#include "plugins/compressor_lattice/quantizer.h"
 
 namespace tessera::lattice {
 namespace {
@@ -18,14 +22,30 @@ void put_half(uint16_t h, uint8_t* out) {
   out[1] = static_cast<uint8_t>(h >> 8);
 }
 
-uint16_t get_half(const uint8_t* in) {
-  return static_cast<uint16_t>(in[0] | (in[1] << 8));
+// The largest payload the unpacker reads: head_dim kMaxHeadDim in blocks of
+// 4, codes of at most 63 bits.
+constexpr std::size_t kMaxFastPayload = (kMaxHeadDim / 4 * CodeUnpacker::kMaxBits + 7) / 8;
+
+template <CodeUnpacker::Layout kLayout>
+void unpack_fast(const CodeUnpacker& unpacker, const uint8_t* payload, std::size_t payload_bytes,
+                 int head_dim, int32_t* coords) {
+  // The reads may run up to kReadBytes past a block's first byte: past the
+  // record. A zero-padded copy keeps them inside.
+  uint8_t padded[kMaxFastPayload + CodeUnpacker::kReadBytes];
+  std::memcpy(padded, payload, payload_bytes);
+  std::fill_n(padded + payload_bytes, CodeUnpacker::kReadBytes, uint8_t{0});
+  const int dim = unpacker.block_dim();
+  const int bits = unpacker.bits();
+  for (int start = 0, bit = 0; start < head_dim; start += dim, bit += bits)
+    unpacker.decode<kLayout>(unpacker.read(padded, bit), coords + start, 1);
 }
 
 }  // namespace
 
 RecordFormat::RecordFormat(const LatticeConfig& config)
-    : code_(code_for(config)), wide_(code_.bits() > 64) {}
+    : code_(code_for(config)), wide_(code_.bits() > 64) {
+  if (CodeUnpacker::supports(code_)) unpacker_.emplace(code_);
+}
 
 std::size_t RecordFormat::payload_bytes(int head_dim) const {
   if (head_dim <= 0) return 0;  // refused by check_head_dim
@@ -66,13 +86,17 @@ void RecordFormat::pack(const int32_t* coords, RecordScalars scalars, int head_d
 }
 
 RecordScalars RecordFormat::unpack(const uint8_t* record, int head_dim, int32_t* coords) const {
-  if (wide_) {
+  const std::size_t payload = payload_bytes(head_dim);
+  if (unpacker_) {
+    unpacker_->with_layout([&](auto layout) {
+      unpack_fast<decltype(layout)::value>(*unpacker_, record, payload, head_dim, coords);
+    });
+  } else if (wide_) {
     unpack_blocks<WideCode>(record, head_dim, coords);
   } else {
     unpack_blocks<uint64_t>(record, head_dim, coords);
   }
-  const uint8_t* tail = record + payload_bytes(head_dim);
-  return {get_half(tail), get_half(tail + 2)};
+  return scalars_at(record + payload);
 }
 
 }  // namespace tessera::lattice

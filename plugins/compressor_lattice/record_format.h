@@ -18,8 +18,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
 #include "plugins/compressor_lattice/block_code.h"
+#include "plugins/compressor_lattice/code_unpacker.h"
 #include "plugins/compressor_lattice/lattice_config.h"
 #include "plugins/compressor_lattice/record_scalars.h"
 
@@ -45,6 +47,14 @@ class RecordFormat {
   void pack(const int32_t* coords, RecordScalars scalars, int head_dim, uint8_t* record) const;
   RecordScalars unpack(const uint8_t* record, int head_dim, int32_t* coords) const;
 
+  // The division-free reader of codes up to 63 bits; null for wider codes.
+  const CodeUnpacker* unpacker() const { return unpacker_ ? &*unpacker_ : nullptr; }
+  // The two halves at the end of a record: tail = record + payload_bytes(head_dim).
+  static RecordScalars scalars_at(const uint8_t* tail) {
+    return {static_cast<uint16_t>(tail[0] | (tail[1] << 8)),
+            static_cast<uint16_t>(tail[2] | (tail[3] << 8))};
+  }
+
  private:
   template <typename Word>
   void pack_blocks(const int32_t* coords, int head_dim, uint8_t* payload) const;
@@ -53,6 +63,7 @@ class RecordFormat {
 
   BlockCode code_;
   bool wide_;  // codes above 64 bits need 128-bit arithmetic
+  std::optional<CodeUnpacker> unpacker_;
 };
 
 }  // namespace tessera::lattice

@@ -3,7 +3,9 @@
 // accumulate_encoded + finish_output gives Σ w·decode(x), to float rounding.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -94,6 +96,47 @@ TEST(EncodedAttention, Int4MatchesDecodeThenCompute) {
     const Int4Codec codec(group);
     for (int dim : {8, 128})
       expect_fused_equals_decoded(codec, dim, "int4 group " + std::to_string(group));
+  }
+}
+
+// The grouped calls give each head exactly the floats of the one-head calls.
+TEST(EncodedAttention, HeadsCallsEqualOneHeadCallsBitForBit) {
+  using lattice::ClampMode;
+  using lattice::LatticeKind;
+  std::vector<std::shared_ptr<const Compressor>> codecs = {std::make_shared<Int8Codec>(),
+                                                           std::make_shared<Int4Codec>(32),
+                                                           std::make_shared<Int4Codec>(3)};
+  for (LatticeKind kind : {LatticeKind::kD4, LatticeKind::kE8})
+    for (ClampMode clamp : {ClampMode::kBox, ClampMode::kReference})
+      for (int32_t q : {37, 152})  // 152: codes past 64 bits
+        codecs.push_back(std::make_shared<LatticeCodec>(lattice::LatticeConfig{kind, q, clamp}));
+  const auto bits = [](float x) { return std::bit_cast<uint32_t>(x); };
+  for (const auto& codec : codecs) {
+    for (int dim : {24, 8, 16}) {
+      if (!codec->supports(dim).ok()) continue;
+      for (int heads : {1, 3}) {
+        SCOPED_TRACE(std::to_string(dim) + " " + std::to_string(heads) + " heads");
+        constexpr int64_t n = 21;
+        test::GaussianSource gauss(static_cast<uint64_t>(dim * 10 + heads));
+        const std::vector<float> x = gauss.vectors(n, dim);
+        std::vector<uint8_t> records(codec->encoded_bytes(n, dim));
+        codec->encode(x.data(), n, dim, records.data());
+        const std::vector<float> q = gauss.vectors(heads, dim);
+        const std::vector<float> weights = gauss.vectors(heads, static_cast<int>(n));
+        std::vector<float> scores(static_cast<std::size_t>(heads * n));
+        codec->dot_encoded_heads(q.data(), heads, records.data(), n, dim, scores.data());
+        std::vector<float> acc(static_cast<std::size_t>(heads * dim), 0.5f);
+        codec->accumulate_encoded_heads(weights.data(), heads, records.data(), n, dim, acc.data());
+        for (int h = 0; h < heads; ++h) {
+          std::vector<float> one(n);
+          codec->dot_encoded(q.data() + h * dim, records.data(), n, dim, one.data());
+          for (int64_t j = 0; j < n; ++j) EXPECT_EQ(bits(scores[h * n + j]), bits(one[j]));
+          std::vector<float> one_acc(static_cast<std::size_t>(dim), 0.5f);
+          codec->accumulate_encoded(weights.data() + h * n, records.data(), n, dim, one_acc.data());
+          for (int i = 0; i < dim; ++i) EXPECT_EQ(bits(acc[h * dim + i]), bits(one_acc[i]));
+        }
+      }
+    }
   }
 }
 

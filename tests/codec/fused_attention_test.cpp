@@ -85,7 +85,7 @@ TEST_P(FusedAttention, EqualsDecodeThenAttend) {
                      bv = draw(kN * kKvHeads * kHd);
   std::vector<int32_t> positions = {kStored, kStored + 1, kStored + 2}, view_of(kN, 0);
   std::vector<uint64_t> mask = {0b001, 0b011, 0b111};  // causal
-  const auto run = [&](bool encoded) {
+  const auto run = [&](bool encoded, WindowRule rule) {
     const std::vector<KVSegment> parts = segments(encoded);
     const KVView view{parts};
     std::vector<float> out(q.size());
@@ -97,20 +97,24 @@ TEST_P(FusedAttention, EqualsDecodeThenAttend) {
     a.views = std::span<const KVView>(&view, 1);
     a.view_of = view_of;
     a.in_batch = {mask, 1};
-    a.rule = {3, 30, false};  // sinks and a window that cuts the stored entries
+    a.rule = rule;
     a.out = Tensor::contiguous(out.data(), DType::kF32, {kN, kHeads, kHd});
     cpu::ThreadPool pool(2);
     cpu::RopeTable rope;
     cpu::attention(a, rope, &pool);
     return out;
   };
-  const std::vector<float> fused = run(true);
-  const std::vector<float> decoded = run(false);
-  double worst = 0;
-  for (std::size_t i = 0; i < fused.size(); ++i)
-    worst = std::max(worst, std::abs(static_cast<double>(fused[i]) - decoded[i]) /
-                                (1.0 + std::abs(static_cast<double>(decoded[i]))));
-  EXPECT_LE(worst, 1e-5) << GetParam().name;
+  // Sinks and a window that cuts the stored entries; then no window, where
+  // every stored entry is seen.
+  for (const WindowRule rule : {WindowRule{3, 30, false}, WindowRule{}}) {
+    const std::vector<float> fused = run(true, rule);
+    const std::vector<float> decoded = run(false, rule);
+    double worst = 0;
+    for (std::size_t i = 0; i < fused.size(); ++i)
+      worst = std::max(worst, std::abs(static_cast<double>(fused[i]) - decoded[i]) /
+                                  (1.0 + std::abs(static_cast<double>(decoded[i]))));
+    EXPECT_LE(worst, 1e-5) << GetParam().name << " window " << rule.window;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Codecs, FusedAttention, ::testing::ValuesIn(codecs()),
