@@ -3,7 +3,7 @@
 // calls the codec, against the same loops over f32 vectors ("f32", what an
 // identity cache costs). Times are per record; read them as ratios to f32.
 //
-//   build/rel/benchmarks/encoded_attention_bench
+//   build/release/benchmarks/encoded_attention_bench
 //
 // Names read <mode>/<heads>/<head_dim>/<codec>: heads is the number of query
 // heads per KV head (1, or 2 as in stories260K and tok512-ar-1m).
