@@ -3,7 +3,7 @@
 // the end gives each codec's time as a multiple of identity's; absolute times
 // depend on the machine.
 //
-//   build/rel/benchmarks/codec_bench
+//   build/release/benchmarks/codec_bench
 //
 // Names read <mode>/<head_dim index>/<codec>: head_dim index 0 is 128 (the
 // common size), 1 is 8 (stories260K).
@@ -16,10 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "benchmarks/bench_codecs.h"
 #include "plugins/compressor_identity/identity_codec.h"
-#include "plugins/compressor_int4/int4_codec.h"
-#include "plugins/compressor_int8/int8_codec.h"
-#include "plugins/compressor_lattice/lattice_codec.h"
 #include "tests/codec/gaussian_vectors.h"
 
 namespace tessera {
@@ -29,28 +27,10 @@ constexpr int kHeadDims[] = {128, 8};
 constexpr int64_t kVectorsPerBatch = 256;  // e.g. one layer's K for 256 tokens of one head
 constexpr const char* kModes[] = {"Encode", "Decode", "EncodeDecode"};
 
-struct NamedCodec {
-  std::string name;
-  std::shared_ptr<const Compressor> codec;
-};
+using bench::NamedCodec;
 
 std::vector<NamedCodec> codecs() {
-  using lattice::ClampMode;
-  using lattice::LatticeConfig;
-  using lattice::LatticeKind;
-  const auto lattice_codec = [](LatticeKind kind, int32_t q, ClampMode clamp) {
-    return std::make_shared<const LatticeCodec>(LatticeConfig{kind, q, clamp});
-  };
-  return {
-      {"identity", std::make_shared<const IdentityCodec>()},
-      {"int8", std::make_shared<const Int8Codec>()},
-      {"int4-g32", std::make_shared<const Int4Codec>(32)},
-      {"d4-q10", lattice_codec(LatticeKind::kD4, 10, ClampMode::kBox)},
-      {"d4-q38", lattice_codec(LatticeKind::kD4, 38, ClampMode::kBox)},
-      {"e8-q37", lattice_codec(LatticeKind::kE8, 37, ClampMode::kBox)},
-      {"e8-q152", lattice_codec(LatticeKind::kE8, 152, ClampMode::kBox)},  // 67-bit codes
-      {"e8-q37-reference", lattice_codec(LatticeKind::kE8, 37, ClampMode::kReference)},
-  };
+  return bench::codecs_after({"identity", std::make_shared<const IdentityCodec>()});
 }
 
 void run_codec(benchmark::State& state, const Compressor& codec, int head_dim, int mode) {

@@ -13,9 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "plugins/compressor_int4/int4_codec.h"
-#include "plugins/compressor_int8/int8_codec.h"
-#include "plugins/compressor_lattice/lattice_codec.h"
+#include "benchmarks/bench_codecs.h"
 #include "tests/codec/gaussian_vectors.h"
 
 namespace tessera {
@@ -24,27 +22,10 @@ namespace {
 constexpr int kHeadDims[] = {8, 16, 128};
 constexpr int64_t kRecords = 4096;  // one kv head of a 4k context
 
-struct NamedCodec {
-  std::string name;
-  std::shared_ptr<const Compressor> codec;  // null: plain f32 vectors
-};
+using bench::NamedCodec;
 
 std::vector<NamedCodec> codecs() {
-  using lattice::ClampMode;
-  using lattice::LatticeConfig;
-  using lattice::LatticeKind;
-  const auto lattice_codec = [](LatticeKind kind, int32_t q, ClampMode clamp) {
-    return std::make_shared<const LatticeCodec>(LatticeConfig{kind, q, clamp});
-  };
-  return {
-      {"f32", nullptr},
-      {"int8", std::make_shared<const Int8Codec>()},
-      {"int4-g32", std::make_shared<const Int4Codec>(32)},
-      {"d4-q38", lattice_codec(LatticeKind::kD4, 38, ClampMode::kBox)},
-      {"e8-q37", lattice_codec(LatticeKind::kE8, 37, ClampMode::kBox)},
-      {"e8-q152", lattice_codec(LatticeKind::kE8, 152, ClampMode::kBox)},  // 67-bit codes
-      {"e8-q37-reference", lattice_codec(LatticeKind::kE8, 37, ClampMode::kReference)},
-  };
+  return bench::codecs_after({"f32", nullptr});
 }
 
 // The kernel's decoded-path cost per head: a dot or an axpy per vector.

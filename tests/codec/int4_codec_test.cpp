@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <iostream>
 #include <limits>
@@ -12,6 +11,7 @@
 
 #include "core/tensor/dtype.h"
 #include "plugins/compressor_int4/int4_codec.h"
+#include "tests/codec/encoded_attention_run.h"
 #include "tests/codec/gaussian_vectors.h"
 
 namespace tessera {
@@ -122,23 +122,18 @@ TEST(Int4Codec, OptionsSetTheGroupSize) {
 // per-record loops (code by code, group by group), for tiles of records, the
 // tail after them and group sizes even, odd and clamped.
 TEST(Int4Codec, AttentionOnRecordsEqualsThePlainLoopsBitForBit) {
-  const auto bits = [](float x) { return std::bit_cast<uint32_t>(x); };
+  using test::float_bits;
   for (const auto& [group, dim] : {std::pair{32, 8}, {16, 32}, {8, 16}, {3, 6}, {32, 128}}) {
     const Int4Codec codec(group);
     const int g = codec.effective_group_size(dim);
     for (int64_t n : {1, 8, 13}) {
-      test::GaussianSource gauss(static_cast<uint64_t>(dim * 100 + n + group));
-      const std::vector<float> x = gauss.vectors(n, dim);
-      std::vector<uint8_t> records(codec.encoded_bytes(n, dim));
-      codec.encode(x.data(), n, dim, records.data());
-      const std::vector<float> q = gauss.vectors(1, dim);
-      const std::vector<float> weights = gauss.vectors(1, static_cast<int>(n));
-      std::vector<float> scores(static_cast<std::size_t>(n));
-      codec.dot_encoded(q.data(), records.data(), n, dim, scores.data());
-      std::vector<float> acc(static_cast<std::size_t>(dim), 0.5f);
-      codec.accumulate_encoded(weights.data(), records.data(), n, dim, acc.data());
+      const test::EncodedAttentionRun run =
+          test::run_encoded_attention(codec, n, dim, static_cast<uint64_t>(dim * 100 + n + group));
+      const std::vector<uint8_t>& records = run.records;
+      const std::vector<float>& q = run.q;
+      const std::vector<float>& weights = run.weights;
 
-      std::vector<float> expected_acc(static_cast<std::size_t>(dim), 0.5f);
+      std::vector<float> expected_acc(static_cast<std::size_t>(dim), test::kAccumulatorStart);
       for (int64_t j = 0; j < n; ++j) {
         const uint8_t* codes = records.data() + j * codec.encoded_bytes(1, dim);
         const auto code = [&](int i) {
@@ -155,11 +150,11 @@ TEST(Int4Codec, AttentionOnRecordsEqualsThePlainLoopsBitForBit) {
           const float factor = weights[j] * scale;
           for (int i = start; i < start + g; ++i) expected_acc[i] += factor * code(i);
         }
-        EXPECT_EQ(bits(scores[j]), bits(score))
+        EXPECT_EQ(float_bits(run.scores[j]), float_bits(score))
             << "group " << group << " dim " << dim << " n " << n << " record " << j;
       }
       for (int i = 0; i < dim; ++i)
-        EXPECT_EQ(bits(acc[i]), bits(expected_acc[i]))
+        EXPECT_EQ(float_bits(run.acc[i]), float_bits(expected_acc[i]))
             << "group " << group << " dim " << dim << " n " << n << " element " << i;
     }
   }

@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <iostream>
 #include <limits>
@@ -11,6 +10,7 @@
 
 #include "core/tensor/dtype.h"
 #include "plugins/compressor_int8/int8_codec.h"
+#include "tests/codec/encoded_attention_run.h"
 #include "tests/codec/gaussian_vectors.h"
 
 namespace tessera {
@@ -91,22 +91,17 @@ TEST(Int8Codec, ZeroHugeAndNonFiniteVectors) {
 // dot_encoded and accumulate_encoded give exactly the floats of the plain
 // per-record loops, for tiles of records and the tail after them.
 TEST(Int8Codec, AttentionOnRecordsEqualsThePlainLoopsBitForBit) {
-  const auto bits = [](float x) { return std::bit_cast<uint32_t>(x); };
+  using test::float_bits;
   const Int8Codec codec;
   for (int dim : {1, 8, 16, 128}) {
     for (int64_t n : {1, 8, 13}) {
-      test::GaussianSource gauss(static_cast<uint64_t>(dim * 100 + n));
-      const std::vector<float> x = gauss.vectors(n, dim);
-      std::vector<uint8_t> records(codec.encoded_bytes(n, dim));
-      codec.encode(x.data(), n, dim, records.data());
-      const std::vector<float> q = gauss.vectors(1, dim);
-      const std::vector<float> weights = gauss.vectors(1, static_cast<int>(n));
-      std::vector<float> scores(static_cast<std::size_t>(n));
-      codec.dot_encoded(q.data(), records.data(), n, dim, scores.data());
-      std::vector<float> acc(static_cast<std::size_t>(dim), 0.5f);
-      codec.accumulate_encoded(weights.data(), records.data(), n, dim, acc.data());
+      const test::EncodedAttentionRun run =
+          test::run_encoded_attention(codec, n, dim, static_cast<uint64_t>(dim * 100 + n));
+      const std::vector<uint8_t>& records = run.records;
+      const std::vector<float>& q = run.q;
+      const std::vector<float>& weights = run.weights;
 
-      std::vector<float> expected_acc(static_cast<std::size_t>(dim), 0.5f);
+      std::vector<float> expected_acc(static_cast<std::size_t>(dim), test::kAccumulatorStart);
       for (int64_t j = 0; j < n; ++j) {
         const uint8_t* record = records.data() + j * codec.encoded_bytes(1, dim);
         const float scale =
@@ -114,14 +109,14 @@ TEST(Int8Codec, AttentionOnRecordsEqualsThePlainLoopsBitForBit) {
         float dot = 0.0f;
         for (int i = 0; i < dim; ++i)
           dot += q[i] * static_cast<float>(static_cast<int8_t>(record[i]));
-        EXPECT_EQ(bits(scores[j]), bits(dot * scale))
+        EXPECT_EQ(float_bits(run.scores[j]), float_bits(dot * scale))
             << "dim " << dim << " n " << n << " record " << j;
         const float factor = weights[j] * scale;
         for (int i = 0; i < dim; ++i)
           expected_acc[i] += factor * static_cast<float>(static_cast<int8_t>(record[i]));
       }
       for (int i = 0; i < dim; ++i)
-        EXPECT_EQ(bits(acc[i]), bits(expected_acc[i]))
+        EXPECT_EQ(float_bits(run.acc[i]), float_bits(expected_acc[i]))
             << "dim " << dim << " n " << n << " element " << i;
     }
   }
