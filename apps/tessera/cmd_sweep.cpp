@@ -220,8 +220,9 @@ uncompressed cache, and K/V relative MSE per layer); recall (recall_length
 tokens to remember, recall_source = "text" a passage of the text or "random"
 random tokens; recall_filler tokens of text; the same tokens again: the
 fraction of the second copy predicted, and as the control the same with other
-tokens in place of the first copy; means over recall_trials draws); memory (KV bytes live, per token, most live and reserved); speed
-(prefill and decode tokens/s, reported, never judged). Writes DIR/results.csv
+tokens in place of the first copy; means over recall_trials draws); memory
+(KV bytes live, per token, most live and reserved); speed (prefill and decode
+tokens/s, reported, never judged). Writes DIR/results.csv
 (one row per point) and DIR/<metric>.png (one line per configuration).
 )",
                        values, exit_code))

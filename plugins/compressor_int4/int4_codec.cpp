@@ -7,6 +7,7 @@
 
 #include "core/tensor/dtype.h"
 #include "core/tensor/half.h"
+#include "core/tensor/vector_lanes.h"
 #include "plugins/compressor_int8/symmetric_scale.h"
 
 namespace tessera {
@@ -42,12 +43,8 @@ float group_scale(const uint8_t* scales, int g) {
 }
 
 // Records scored together, one vector lane each: per record, the plain loop's
-// sums in the plain loop's order, kTile records at a time. Two vectors of four
-// lanes, each the width of the narrowest SIMD registers (SSE2, NEON), so the
-// sums stay in registers.
-constexpr int kTile = 8;
-typedef float FloatLanes __attribute__((vector_size(4 * sizeof(float))));
-typedef int32_t IntLanes __attribute__((vector_size(4 * sizeof(int32_t))));
+// sums in the plain loop's order, kTile records at a time.
+constexpr int kTile = kLaneTile;
 
 // scores[t] for the kTile records from `records` on, record_bytes apart.
 void dot_tile(const float* q, const uint8_t* records, std::size_t record_bytes, int head_dim,

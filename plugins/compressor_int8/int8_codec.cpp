@@ -6,6 +6,7 @@
 
 #include "core/tensor/dtype.h"
 #include "core/tensor/half.h"
+#include "core/tensor/vector_lanes.h"
 #include "plugins/compressor_int8/symmetric_scale.h"
 
 namespace tessera {
@@ -24,12 +25,8 @@ float record_scale(const uint8_t* record, int head_dim) {
 }
 
 // Records scored together, one vector lane each: per record, the plain loop's
-// sum in the plain loop's order, kTile records at a time. Two vectors of four
-// lanes, each the width of the narrowest SIMD registers (SSE2, NEON), so the
-// sums stay in registers.
-constexpr int kTile = 8;
-typedef float FloatLanes __attribute__((vector_size(4 * sizeof(float))));
-typedef int32_t IntLanes __attribute__((vector_size(4 * sizeof(int32_t))));
+// sum in the plain loop's order, kTile records at a time.
+constexpr int kTile = kLaneTile;
 
 // Query heads scored together on a tile: the codes are read and converted
 // once for all of them. Up to 4, so every sum stays in a register.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/tensor/vector_lanes.h"
 #include "plugins/compressor_lattice/hadamard.h"
 #include "plugins/compressor_lattice/lattice_codec.h"
 
@@ -14,12 +15,11 @@ namespace {
 using lattice::CodeUnpacker;
 
 // Records scored together: one SIMD lane each in the dot products.
-constexpr int kTile = 8;
+constexpr int kTile = kLaneTile;
 
-// The largest record the unpacker reads: head_dim kMaxHeadDim in blocks of 4,
-// codes of at most 63 bits, plus the two halves.
+// The largest record the unpacker reads.
 constexpr std::size_t kMaxFastRecord =
-    (lattice::kMaxHeadDim / 4 * CodeUnpacker::kMaxBits + 7) / 8 + 4;
+    lattice::RecordFormat::kMaxUnpackerPayload + lattice::RecordFormat::kScalarBytes;
 
 // Calls visit(tile_records, first, count) for consecutive tiles of at most
 // kTile records, in order. A code read may load up to kReadBytes from its
@@ -45,12 +45,6 @@ void for_each_tile(const uint8_t* records, int64_t n, std::size_t record_bytes,
   }
 }
 
-// Four lanes: the narrowest SIMD registers (SSE2, NEON), so the sums stay in
-// registers; a tile is two of them.
-typedef float FloatLanes __attribute__((vector_size(4 * sizeof(float))));
-typedef int32_t IntLanes __attribute__((vector_size(4 * sizeof(int32_t))));
-typedef uint32_t UintLanes __attribute__((vector_size(4 * sizeof(uint32_t))));
-
 // Decodes the blocks of the tile's count records: coordinate i of record t
 // goes to coords[t · record_stride + i · kCoordStride].
 template <CodeUnpacker::Layout kLayout, int kCoordStride>
@@ -70,17 +64,6 @@ void unpack_tile(const CodeUnpacker& shared, const uint8_t* tile, int count,
   }
 }
 
-// f16_to_f32 on four lanes: the same bit operations, so the same floats.
-FloatLanes halves_to_floats(UintLanes h) {
-  const UintLanes sign = (h & 0x8000u) << 16;
-  const UintLanes magnitude = (h & 0x7fffu) << 13;
-  const auto finite =
-      reinterpret_cast<UintLanes>(reinterpret_cast<FloatLanes>(magnitude) * 0x1.0p112f);
-  const auto special = reinterpret_cast<UintLanes>((h & 0x7c00u) == 0x7c00u);
-  return reinterpret_cast<FloatLanes>((finite & ~special) | ((magnitude | 0x7f800000u) & special) |
-                                      sign);
-}
-
 // scale[t] = quantizer().coordinate_scale of record t of the tile for
 // t < kTile (records past count are read as zero halves), four at a time.
 void tile_scales(const LatticeCodec& codec, const uint8_t* tile, int count,
@@ -94,14 +77,14 @@ void tile_scales(const LatticeCodec& codec, const uint8_t* tile, int count,
     qmax16[t] = s.qmax16;
   }
   // Quantizer::coordinate_scale's arithmetic: unit · (qmax / Q) · norm.
-  const float unit = codec.config().lattice == lattice::LatticeKind::kE8 ? 0.5f : 1.0f;
+  const float unit = codec.quantizer().coordinate_unit();
   const auto q = static_cast<float>(codec.config().q);
   for (int t = 0; t < kTile; t += 4) {
     UintLanes norm_bits;
     UintLanes qmax_bits;
     std::memcpy(&norm_bits, norm16 + t, sizeof(norm_bits));
     std::memcpy(&qmax_bits, qmax16 + t, sizeof(qmax_bits));
-    const FloatLanes lanes = unit * (halves_to_floats(qmax_bits) / q) * halves_to_floats(norm_bits);
+    const FloatLanes lanes = unit * (f16_to_f32_lanes(qmax_bits) / q) * f16_to_f32_lanes(norm_bits);
     std::memcpy(scale + t, &lanes, sizeof(lanes));
   }
 }

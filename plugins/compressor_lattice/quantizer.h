@@ -41,11 +41,12 @@ class Quantizer {
   }
 
   const LatticeConfig& config() const { return config_; }
+  // A lattice coordinate's step before scaling: ½ for E8 (coords hold 2z), 1 for D4.
+  float coordinate_unit() const { return config_.lattice == LatticeKind::kE8 ? 0.5f : 1.0f; }
 
  private:
   // rotated: the unit vector after H; fills coords block by block.
   void closest_points(const float* rotated, float scale, int head_dim, int32_t* coords) const;
-  float coordinate_unit() const { return config_.lattice == LatticeKind::kE8 ? 0.5f : 1.0f; }
 
   LatticeConfig config_;
 };

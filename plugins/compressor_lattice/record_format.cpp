@@ -4,7 +4,6 @@
 #include <cstring>
 
 #include "plugins/compressor_lattice/bit_stream.h"
-#include "plugins/compressor_lattice/quantizer.h"
 
 namespace tessera::lattice {
 namespace {
@@ -22,16 +21,12 @@ void put_half(uint16_t h, uint8_t* out) {
   out[1] = static_cast<uint8_t>(h >> 8);
 }
 
-// The largest payload the unpacker reads: head_dim kMaxHeadDim in blocks of
-// 4, codes of at most 63 bits.
-constexpr std::size_t kMaxFastPayload = (kMaxHeadDim / 4 * CodeUnpacker::kMaxBits + 7) / 8;
-
 template <CodeUnpacker::Layout kLayout>
 void unpack_fast(const CodeUnpacker& unpacker, const uint8_t* payload, std::size_t payload_bytes,
                  int head_dim, int32_t* coords) {
   // The reads may run up to kReadBytes past a block's first byte: past the
   // record. A zero-padded copy keeps them inside.
-  uint8_t padded[kMaxFastPayload + CodeUnpacker::kReadBytes];
+  uint8_t padded[RecordFormat::kMaxUnpackerPayload + CodeUnpacker::kReadBytes];
   std::memcpy(padded, payload, payload_bytes);
   std::fill_n(padded + payload_bytes, CodeUnpacker::kReadBytes, uint8_t{0});
   const int dim = unpacker.block_dim();

@@ -23,6 +23,7 @@
 #include "plugins/compressor_lattice/block_code.h"
 #include "plugins/compressor_lattice/code_unpacker.h"
 #include "plugins/compressor_lattice/lattice_config.h"
+#include "plugins/compressor_lattice/quantizer.h"
 #include "plugins/compressor_lattice/record_scalars.h"
 
 namespace tessera::lattice {
@@ -35,10 +36,17 @@ class RecordFormat {
   int block_dim() const { return code_.dim(); }
   int bits_per_block() const { return code_.bits(); }
 
+  // The two halves after the payload.
+  static constexpr std::size_t kScalarBytes = 4;
+  // The largest payload the unpacker reads: head_dim kMaxHeadDim in blocks of
+  // 4, codes of at most CodeUnpacker::kMaxBits (bounds its readers' buffers).
+  static constexpr std::size_t kMaxUnpackerPayload =
+      (kMaxHeadDim / 4 * CodeUnpacker::kMaxBits + 7) / 8;
+
   std::size_t payload_bytes(int head_dim) const;
   // 0 for head_dim <= 0 (which check_head_dim refuses).
   std::size_t record_bytes(int head_dim) const {
-    return head_dim <= 0 ? 0 : payload_bytes(head_dim) + 4;
+    return head_dim <= 0 ? 0 : payload_bytes(head_dim) + kScalarBytes;
   }
   // The nominal size: (head_dim / bd) · bits_per_block() + 32 (no byte padding).
   double bits_per_vector(int head_dim) const;
