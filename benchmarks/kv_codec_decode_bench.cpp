@@ -21,15 +21,21 @@ namespace {
 
 struct CodecSetting {
   const char* label;
-  const char* toml;
+  const char* toml;        // [cache.codec]
+  const char* cache = "";  // more [cache] keys
 };
 
+// The last two store one codec vector per token across its KV heads: the
+// attention scores each query head against the whole record.
+constexpr const char* kTokenSpan = "codec_span = \"token\"\n";
 constexpr CodecSetting kCodecs[] = {
     {"identity", "plugin = \"identity\"\n"},
     {"int8", "plugin = \"int8\"\n"},
     {"int4", "plugin = \"int4\"\n"},
     {"lattice D4 q38", "plugin = \"lattice\"\nlattice = \"D4\"\nq = 38\n"},
     {"lattice E8 q37", "plugin = \"lattice\"\nlattice = \"E8\"\nq = 37\n"},
+    {"int8 per token", "plugin = \"int8\"\n", kTokenSpan},
+    {"lattice E8 q37 per token", "plugin = \"lattice\"\nlattice = \"E8\"\nq = 37\n", kTokenSpan},
 };
 constexpr const char* kModels[] = {"stories260K.gguf", "tok512-ar-1m.gguf"};
 constexpr int64_t kContext = 4096;
@@ -39,8 +45,8 @@ void BM_DecodeAtLongContext(benchmark::State& state) {
   const CodecSetting& codec = kCodecs[state.range(0)];
   const char* model = kModels[state.range(1)];
   auto engine = support::shared_model_engine(
-      model, "[cache]\nmax_tokens = " + std::to_string(kContext + kSteps) + "\n[cache.codec]\n" +
-                 codec.toml);
+      model, "[cache]\nmax_tokens = " + std::to_string(kContext + kSteps) + "\n" + codec.cache +
+                 "[cache.codec]\n" + codec.toml);
   if (!engine.ok()) {
     state.SkipWithError(engine.status().to_string().c_str());
     return;
@@ -83,7 +89,7 @@ void BM_DecodeAtLongContext(benchmark::State& state) {
 }
 
 BENCHMARK(BM_DecodeAtLongContext)
-    ->ArgsProduct({{0, 1, 2, 3, 4}, {0, 1}})
+    ->ArgsProduct({{0, 1, 2, 3, 4, 5, 6}, {0, 1}})
     ->ArgNames({"codec", "model"})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();

@@ -17,7 +17,7 @@ std::string mib(std::size_t bytes) {
 void print_cache_stats(Engine& engine, const GenerationStats& stats) {
   const EngineDescription& d = engine.description();
   const int head_dim = engine.model().config.head_dim;
-  const double bits = engine.codec().bits_per_vector(head_dim);
+  const double bits = engine.codec_bits_per_head_vector();
   const int64_t tokens = stats.prompt_tokens + stats.generated_tokens;
   const double seconds = stats.prefill_seconds + stats.decode_seconds;
   std::fprintf(stderr,

@@ -74,8 +74,7 @@ Status run_point(const sweep::SweepSpec& spec, const std::vector<std::size_t>& c
   if (static_cast<int64_t>(tokens.size()) > s.max_tokens + 1)
     tokens = tokens.first(static_cast<std::size_t>(s.max_tokens) + 1);
   if (tokens.size() < 2) return invalid_argument(s.text + " gives fewer than two tokens");
-  row.metrics.emplace_back("bits_per_vector",
-                           engine->codec().bits_per_vector(engine->model().config.head_dim));
+  row.metrics.emplace_back("bits_per_vector", engine->codec_bits_per_head_vector());
   std::string notes;
   const auto task_done = [&](const std::string& task, const Status& status) {
     if (!status.ok()) notes += (notes.empty() ? "" : "; ") + task + ": " + status.message();

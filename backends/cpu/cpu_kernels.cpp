@@ -240,19 +240,21 @@ void attention(const AttentionParams& a, const RopeTable& rope, ThreadPool* pool
   const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
   const bool rotate_stored = a.stored_keys == StoredKeys::kBeforeRope;
   // Per thread: scores [visible, group]; a rotated key [head_dim]; 1/sum per
-  // head [group]; for encoded segments, queries in the codec's domain
-  // [group, head_dim], one segment's scores or weights per head [group,
-  // most_stored], value sums in the codec's domain [group, head_dim] and one
-  // head's output [head_dim].
+  // head [group]; for encoded segments, whose records hold one kv head or a
+  // token's kv_heads (KVSegment::heads_per_record), so up to kv_width floats:
+  // queries in the codec's domain [group, kv_width], one segment's scores or
+  // weights per head [group, most_stored], value sums in the codec's domain
+  // [group, kv_width] and one record-wide vector [kv_width].
+  const int64_t kv_width = kv_heads * head_dim;
   const int64_t scores_floats = (most_stored + n) * group;
   const int64_t scratch =
-      scores_floats + head_dim + group + 2 * group * head_dim + group * most_stored + head_dim;
+      scores_floats + head_dim + group + 2 * group * kv_width + group * most_stored + kv_width;
   // Sized once for the longest context the caller announced, so decoding
   // never grows it.
   const int64_t longest = std::max(most_stored + n, context_hint);
   reserve_or_die(*pool,
-                 static_cast<std::size_t>(std::max(
-                     scratch, longest * 2 * group + 3 * head_dim + group + 2 * group * head_dim)));
+                 static_cast<std::size_t>(std::max(scratch, longest * 2 * group + head_dim + group +
+                                                                2 * group * kv_width + kv_width)));
 
   pool->parallel_for(
       0, n * kv_heads,
@@ -261,9 +263,9 @@ void attention(const AttentionParams& a, const RopeTable& rope, ThreadPool* pool
         float* rotated = scores + scores_floats;
         float* inv_sum = rotated + head_dim;
         float* q_codec = inv_sum + group;
-        float* acc = q_codec + group * head_dim;
-        float* seg_rows = acc + group * head_dim;
-        float* head_out = seg_rows + group * most_stored;
+        float* acc = q_codec + group * kv_width;
+        float* seg_rows = acc + group * kv_width;
+        float* record_wide = seg_rows + group * most_stored;
         for (int64_t item = begin; item < end; ++item) {
           const int64_t t = item / kv_heads;
           const int64_t kvh = item % kv_heads;
@@ -317,6 +319,11 @@ void attention(const AttentionParams& a, const RopeTable& rope, ThreadPool* pool
           // Scores, one row of `group` per visible key.
           int64_t visible = 0;
           const Compressor* codec = nullptr;  // of the encoded segments, if any
+          // Their records: how many floats one decodes to, where this kv
+          // head's head_dim of them starts, and which run of records holds it.
+          int64_t record_width = head_dim;
+          int64_t head_offset = 0;
+          int64_t record_run = kvh;
           each_visible(
               [&](const float* key, const float*, int64_t p, bool before_rope) {
                 const float* k = key_for(key, p, before_rope);
@@ -329,18 +336,29 @@ void attention(const AttentionParams& a, const RopeTable& rope, ThreadPool* pool
                 // The codec scores its records against the queries in its own
                 // domain, all the group's heads in one pass over the records.
                 // The queries are brought there once per token and kv head
-                // (every segment of a layer has the layer's codec).
+                // (every segment of a layer has the layer's codec). A record
+                // of several heads is scored against the query placed at this
+                // head's floats, zeros elsewhere: the dot product of the head's
+                // part, exactly.
                 TESSERA_DCHECK(codec == nullptr || codec == seg.codec,
                                "attention: one codec per layer");
                 if (codec == nullptr) {
                   codec = seg.codec;
-                  for (int64_t g = 0; g < group; ++g)
-                    codec->transform_query(q0 + g * a.q.stride[1], static_cast<int>(head_dim),
-                                           q_codec + g * head_dim);
+                  record_width = seg.heads_per_record * head_dim;
+                  head_offset = (kvh % seg.heads_per_record) * head_dim;
+                  record_run = kvh / seg.heads_per_record;
+                  std::fill_n(record_wide, record_width, 0.0f);
+                  for (int64_t g = 0; g < group; ++g) {
+                    std::copy_n(q0 + g * a.q.stride[1], head_dim, record_wide + head_offset);
+                    codec->transform_query(record_wide, static_cast<int>(record_width),
+                                           q_codec + g * record_width);
+                  }
                 }
-                const uint8_t* records = seg.k_records + kvh * seg.record_head_stride;
+                TESSERA_DCHECK(seg.heads_per_record * head_dim == record_width,
+                               "attention: one record width per layer");
+                const uint8_t* records = seg.k_records + record_run * seg.record_head_stride;
                 codec->dot_encoded_heads(q_codec, static_cast<int>(group), records, seg.count,
-                                         static_cast<int>(head_dim), seg_rows);
+                                         static_cast<int>(record_width), seg_rows);
                 if (!a.rule.limits()) {  // every entry visible: no per-entry test
                   for (int64_t g = 0; g < group; ++g) {
                     const float* seg_row = seg_rows + g * seg.count;
@@ -377,7 +395,7 @@ void attention(const AttentionParams& a, const RopeTable& rope, ThreadPool* pool
             inv_sum[g] = 1.0f / sum;
           }
           if (visible == 0) continue;
-          if (codec) std::fill_n(acc, group * head_dim, 0.0f);
+          if (codec) std::fill_n(acc, group * record_width, 0.0f);
           int64_t j = 0;
           each_visible(
               [&](const float*, const float* v, int64_t, bool) {
@@ -392,7 +410,7 @@ void attention(const AttentionParams& a, const RopeTable& rope, ThreadPool* pool
               [&](const KVSegment& seg) {
                 // Values summed by the codec in its domain, all the group's
                 // heads in one pass over the records, brought back once below.
-                const uint8_t* records = seg.v_records + kvh * seg.record_head_stride;
+                const uint8_t* records = seg.v_records + record_run * seg.record_head_stride;
                 const int64_t first = j;
                 for (int64_t g = 0; g < group; ++g) {
                   float* seg_row = seg_rows + g * seg.count;
@@ -409,13 +427,14 @@ void attention(const AttentionParams& a, const RopeTable& rope, ThreadPool* pool
                   j = k;
                 }
                 seg.codec->accumulate_encoded_heads(seg_rows, static_cast<int>(group), records,
-                                                    seg.count, static_cast<int>(head_dim), acc);
+                                                    seg.count, static_cast<int>(record_width), acc);
               });
           for (int64_t g = 0; g < group; ++g) {
             float* o = out_of(g);
-            if (codec) {
-              codec->finish_output(acc + g * head_dim, static_cast<int>(head_dim), head_out);
-              for (int64_t d = 0; d < head_dim; ++d) o[d] += head_out[d];
+            if (codec) {  // this head's part of the record-wide sum
+              codec->finish_output(acc + g * record_width, static_cast<int>(record_width),
+                                   record_wide);
+              for (int64_t d = 0; d < head_dim; ++d) o[d] += record_wide[head_offset + d];
             }
             for (int64_t d = 0; d < head_dim; ++d) o[d] *= inv_sum[g];
           }

@@ -30,6 +30,16 @@ struct CacheGeometry {
   int layers = 0;
   int kv_heads = 0;
   int head_dim = 0;
+  // How many of a token's KV heads the codec takes as one vector: 1 (a vector
+  // per head, cache.codec_span = "head") or kv_heads (one vector per token,
+  // "token"), so the codec sees vector_width() floats, a token's heads in
+  // order. One scale per vector then covers more coordinates, which pays at
+  // small head_dim. A codec that stores raw f32 gives the same bytes either
+  // way. (ABI 2.2)
+  int heads_per_vector = 1;
+
+  int vector_width() const { return heads_per_vector * head_dim; }
+  int vectors_per_token() const { return heads_per_vector > 0 ? kv_heads / heads_per_vector : 0; }
 };
 
 // Bytes as stored: the codec's encoded bytes plus positions, not the decoded size.
@@ -76,7 +86,8 @@ class CacheStore : public PluginObject {
   virtual Status fork(SequenceId src, SequenceId dst) = 0;
 
   // Appends n entries at `positions` (non-decreasing, not below the last
-  // stored one); k, v are f32 [layers, n, kv_heads, head_dim]. The logical
+  // stored one); k, v are f32 [layers, n, kv_heads, head_dim], an entry's
+  // heads contiguous when geometry.heads_per_vector > 1. The logical
   // length grows by n. An evicting store may drop older entries here.
   virtual Status append(SequenceId seq, std::span<const int32_t> positions, const Tensor& k,
                         const Tensor& v) = 0;

@@ -42,6 +42,11 @@ Status CheckedCacheStore::init(const CacheGeometry& geometry,
                             str(geometry.layers) + ", " + str(geometry.kv_heads) + ", " +
                             str(geometry.head_dim) + " (check the model's attention config)");
   }
+  if (geometry.heads_per_vector != 1 && geometry.heads_per_vector != geometry.kv_heads) {
+    return invalid_argument(who() + ": a codec vector spans one KV head or all " +
+                            str(geometry.kv_heads) + " of a token (cache.codec_span), not " +
+                            str(geometry.heads_per_vector));
+  }
   if (layer_codecs.size() != static_cast<std::size_t>(geometry.layers))
     return invalid_argument(who() + ": " + str(static_cast<int64_t>(layer_codecs.size())) +
                             " codecs for " + str(geometry.layers) + " layers");
@@ -261,12 +266,13 @@ Result<KVView> CheckedCacheStore::checked_view(SequenceId seq, int layer, bool e
       const bool records_ok =
           encoded && segment.codec == codecs_[static_cast<std::size_t>(layer)] &&
           segment.codec->attends_encoded() &&
+          segment.heads_per_record == geometry_.heads_per_vector &&
           (segment.count == 0 || (segment.k_records && segment.v_records && segment.positions));
       if (!records_ok)
         return broke("its contract", "view", seq,
                      "layer " + str(layer) + " segment " + str(static_cast<int64_t>(s)) +
                          " is encoded, but " +
-                         (encoded ? "its records or codec are not the layer's"
+                         (encoded ? "its records, codec or heads per record are not the layer's"
                                   : "a decoded view was asked for"));
       continue;
     }
@@ -351,6 +357,13 @@ Status CheckedCacheStore::check_kv_tensor(const Tensor& t, std::string_view whic
                             " needs a contiguous head_dim (stride[3] == 1) and non-negative "
                             "strides, got strides " +
                             shape_text({t.stride[0], t.stride[1], t.stride[2], t.stride[3]}));
+  }
+  if (geometry_.heads_per_vector > 1 && t.stride[2] != geometry_.head_dim) {
+    return invalid_argument("cache '" + plugin_name_ + "': append: " + std::string(which) +
+                            " needs an entry's heads contiguous (stride[2] == head_dim " +
+                            str(geometry_.head_dim) + ") when a codec vector spans " +
+                            str(geometry_.heads_per_vector) + " heads, got stride[2] " +
+                            str(t.stride[2]));
   }
   return ok_status();
 }

@@ -28,12 +28,17 @@ struct KVSegment {
   Tensor v;  // likewise; both without data when `codec` is set
   const int32_t* positions = nullptr;  // count logical positions, non-decreasing
   int64_t count = 0;
-  // The encoded form: kv head h's count records (one after another) start at
-  // k_records + h * record_head_stride (bytes), likewise V.
+  // The encoded form: each record holds heads_per_record consecutive kv heads
+  // of one entry (CacheGeometry::heads_per_vector), heads_per_record *
+  // head_dim floats once decoded. The count records holding kv head h (one
+  // after another) start at k_records + (h / heads_per_record) *
+  // record_head_stride (bytes), h's floats at (h % heads_per_record) *
+  // head_dim within each; likewise V.
   const Compressor* codec = nullptr;
   const uint8_t* k_records = nullptr;
   const uint8_t* v_records = nullptr;
   std::size_t record_head_stride = 0;
+  int heads_per_record = 1;  // (ABI 2.2)
 
   bool encoded() const { return codec != nullptr; }
 };

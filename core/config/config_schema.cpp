@@ -79,6 +79,16 @@ constexpr ConfigKey kCoreKeys[] = {
                   "RoPE, rotated when read; where published KV-codec numbers are measured)",
               .choices = "post_rope|pre_rope"}},
     {.section = "cache",
+     .spec = {.name = "codec_span",
+              .type = kString,
+              .default_value = "\"head\"",
+              .description =
+                  "What one codec vector holds: \"head\" (one vector per KV head, head_dim "
+                  "floats; the default, as published codecs are measured) or \"token\" (a "
+                  "token's K, or V, across all its KV heads as one vector, so the per-vector "
+                  "scales are shared by kv_heads * head_dim floats; pays at small head_dim)",
+              .choices = "head|token"}},
+    {.section = "cache",
      .spec = {.name = "codec_skip_layers",
               .type = kInt,
               .default_value = "0",

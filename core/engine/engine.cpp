@@ -87,11 +87,18 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
 
   // Codecs: the configured one, and identity for the layers kept uncompressed.
   const ModelConfig& mc = engine->model_->config;
+  // A codec vector is one head's K (or V), or a token's across its KV heads.
+  const bool token_span = config.get_string("cache.codec_span") == "token";
+  engine->geometry_ = {mc.n_layers, mc.n_kv_heads, mc.head_dim, token_span ? mc.n_kv_heads : 1};
+  const int width = engine->geometry_.vector_width();
   ASSIGN_OR_RETURN(engine->codec_, create_plugin<Compressor>(registry, *codec_rec, codec_opts));
-  RETURN_IF_ERROR(
-      engine->codec_->supports(mc.head_dim)
-          .with_context("compressor plugin '" + codec_rec->name() + "' with model " + model_path));
-  if (const std::string note = engine->codec_->notes(mc.head_dim); !note.empty())
+  RETURN_IF_ERROR(engine->codec_->supports(width).with_context(
+      "compressor plugin '" + codec_rec->name() + "' with model " + model_path +
+      (token_span
+           ? " and cache.codec_span = \"token\" (vectors of " + std::to_string(mc.n_kv_heads) +
+                 " KV heads x head_dim " + std::to_string(mc.head_dim) + ")"
+           : std::string())));
+  if (const std::string note = engine->codec_->notes(width); !note.empty())
     engine->warnings_.push_back("compressor plugin '" + codec_rec->name() + "': " + note);
   const int64_t skip = config.get_int("cache.codec_skip_layers");
   if (skip > 0 && !engine->codec_->stores_raw_f32()) {
@@ -112,7 +119,7 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
   ASSIGN_OR_RETURN(auto store, create_plugin<CacheStore>(registry, *cache_rec, cache_opts));
   engine->cache_ = std::make_unique<CheckedCacheStore>(std::move(store), cache_rec->name());
   RETURN_IF_ERROR(
-      engine->cache_->init({mc.n_layers, mc.n_kv_heads, mc.head_dim}, engine->layer_codecs_,
+      engine->cache_->init(engine->geometry_, engine->layer_codecs_,
                            stage == "pre_rope" ? StoredKeys::kBeforeRope : StoredKeys::kRotated));
   const CachePolicy& policy = engine->cache_->policy();
 
@@ -120,9 +127,10 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
   MemoryRequest memory;
   memory.max_tokens = config.get_int("cache.max_tokens");
   if (policy.max_entries > 0) memory.max_tokens = std::min(memory.max_tokens, policy.max_entries);
-  memory.geometry = {mc.n_layers, mc.n_kv_heads, mc.head_dim};
+  memory.geometry = engine->geometry_;
   for (const Compressor* codec : engine->layer_codecs_)
-    memory.bytes_per_vector += codec_bytes_per_vector(*codec, mc.head_dim) / mc.n_layers;
+    memory.bytes_per_vector +=
+        codec_bytes_per_vector(*codec, width) / (engine->geometry_.heads_per_vector * mc.n_layers);
   memory.weight_bytes = engine->model_->file ? engine->model_->file->size() : 0;
   memory.cap_bytes = static_cast<uint64_t>(config.get_int("cache.max_memory_mib")) << 20;
   memory.codec_name = codec_rec->name();
@@ -168,6 +176,10 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
                           scheduler_rec->name(),
                           engine->backend_->device_info()};
   return engine;
+}
+
+double Engine::codec_bits_per_head_vector() const {
+  return codec_->bits_per_vector(geometry_.vector_width()) / geometry_.heads_per_vector;
 }
 
 Status Engine::begin_sequence(SequenceState& sequence) {

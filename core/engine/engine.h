@@ -42,6 +42,10 @@ class Engine {
   CheckedCacheStore& cache() { return *cache_; }
   // The configured KV codec (layers in cache.codec_skip_layers use identity).
   const Compressor& codec() const { return *codec_; }
+  // The configured codec's storage per head_dim floats of K or V, in bits: a
+  // vector that spans a token's KV heads (cache.codec_span = "token") counts
+  // its share, so the figure compares across spans.
+  double codec_bits_per_head_vector() const;
   Sampler& sampler() { return *sampler_; }
   const EngineDescription& description() const { return description_; }
   // Things worth telling the user that do not stop the engine (a cache longer
@@ -72,6 +76,7 @@ class Engine {
   std::unique_ptr<Compressor> codec_;           // the configured codec
   std::unique_ptr<Compressor> identity_codec_;  // for cache.codec_skip_layers
   std::vector<const Compressor*> layer_codecs_;
+  CacheGeometry geometry_;  // as the cache store is told it
   std::unique_ptr<CheckedCacheStore> cache_;
   std::unique_ptr<Sampler> sampler_;
   std::unique_ptr<Proposer> proposer_;

@@ -239,13 +239,12 @@ void Transformer::build_visibility(const Batch& batch, int32_t begin, int32_t co
 }
 
 const float* Transformer::through_codec(const Compressor& codec, const float* src, int64_t vectors,
-                                        float* dst) {
+                                        int width, float* dst) {
   if (codec.stores_raw_f32()) return src;
-  const int head_dim = model_.config.head_dim;
-  const std::size_t bytes = codec.encoded_bytes(vectors, head_dim);
+  const std::size_t bytes = codec.encoded_bytes(vectors, width);
   if (codec_bytes_.size() < bytes) codec_bytes_.resize(bytes);
-  codec.encode(src, vectors, head_dim, codec_bytes_.data());
-  codec.decode(codec_bytes_.data(), vectors, head_dim, dst);
+  codec.encode(src, vectors, width, codec_bytes_.data());
+  codec.decode(codec_bytes_.data(), vectors, width, dst);
   return dst;
 }
 
@@ -285,7 +284,10 @@ Status Transformer::forward_chunk(CheckedCacheStore& cache, const Batch& batch, 
   const Tensor gate = f32_view(gate_, {n, c.hidden_dim});
   const Tensor up = f32_view(up_, {n, c.hidden_dim});
   const bool keys_before_rope = cache.stored_keys() == StoredKeys::kBeforeRope;
-  const int64_t vectors = n * c.n_kv_heads;
+  // The codec's vectors: one per head, or one per token (cache.codec_span);
+  // k_new_/v_new_ keep an entry's heads contiguous either way.
+  const CacheGeometry& geometry = cache.geometry();
+  const int64_t vectors = n * geometry.vectors_per_token();
 
   AttentionParams params;
   params.q = q;
@@ -318,8 +320,8 @@ Status Transformer::forward_chunk(CheckedCacheStore& cache, const Batch& batch, 
     // Attention reads the batch's keys as the cache holds them: rotated, or
     // before RoPE (then rotated as they are read, like the stored ones).
     if (!keys_before_rope) backend_.rope(k, positions, c.rope_theta);
-    const float* k_seen = through_codec(codec, k_layer, vectors, k_seen_);
-    const float* v_seen = through_codec(codec, v_layer, vectors, v_seen_);
+    const float* k_seen = through_codec(codec, k_layer, vectors, geometry.vector_width(), k_seen_);
+    const float* v_seen = through_codec(codec, v_layer, vectors, geometry.vector_width(), v_seen_);
     params.batch_k = f32_view(const_cast<float*>(k_seen), {n, c.n_kv_heads, c.head_dim});
     params.batch_v = f32_view(const_cast<float*>(v_seen), {n, c.n_kv_heads, c.head_dim});
     // A codec that attends encoded is read without decoding, unless keys must

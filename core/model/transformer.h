@@ -70,9 +70,9 @@ class Transformer {
                        int32_t first_row);
   // in_batch_ rows for the chunk: parents (ancestors) and block mates.
   void build_visibility(const Batch& batch, int32_t begin, int32_t count);
-  // dst = decode(encode(src)) through layer l's codec, n vectors of head_dim
-  // per kv head; a raw-f32 codec copies nothing and returns src.
-  const float* through_codec(const Compressor& codec, const float* src, int64_t vectors,
+  // dst = decode(encode(src)) through layer l's codec, `vectors` vectors of
+  // `width` floats; a raw-f32 codec copies nothing and returns src.
+  const float* through_codec(const Compressor& codec, const float* src, int64_t vectors, int width,
                              float* dst);
   // Appends the chunk's kWriteKv tokens, sequence by sequence.
   Status append_chunk(CheckedCacheStore& cache, const Batch& batch, int32_t begin, int32_t count);

@@ -1,6 +1,8 @@
 // What every cache store needs to know of the per-layer codecs: the bytes of
-// one encoded head_dim vector, whether the bytes are the floats themselves,
-// and what one token costs across the model. Checked once, at init.
+// one encoded vector (head_dim floats, or a token's kv_heads * head_dim when
+// geometry.heads_per_vector says so), whether the bytes are the floats
+// themselves, and what one token costs across the model. Checked once, at
+// init.
 #pragma once
 
 #include <cstddef>
@@ -16,7 +18,7 @@ namespace tessera {
 
 class CodecLayout {
  public:
-  // Requires per-vector codecs (encoded_bytes(n, d) == n * encoded_bytes(1, d),
+  // Requires per-vector codecs (encoded_bytes(n, w) == n * encoded_bytes(1, w),
   // the encoding of a run being its vectors' encodings one after another):
   // stores keep each vector at a slot of its own. `store` names the store in
   // messages.
@@ -28,6 +30,10 @@ class CodecLayout {
   const Compressor& codec(int layer) const { return *codecs_[index(layer)]; }
   std::size_t vector_bytes(int layer) const { return vector_bytes_[index(layer)]; }
   bool raw(int layer) const { return raw_[index(layer)]; }
+  // Codec vectors per token and K or V (kv_heads, or 1 for one per token),
+  // and the kv heads each holds.
+  int vectors_per_token() const { return geometry_.vectors_per_token(); }
+  int heads_per_vector() const { return geometry_.heads_per_vector; }
   // Whether some layer decodes into a scratch buffer to be viewed.
   bool any_encoded() const { return any_encoded_; }
   // Bytes of one token's K and V over every layer (without its position).

@@ -26,12 +26,13 @@ Result<SlotArena> SlotArena::create(const CodecLayout& layout, int64_t slots,
   return arena;
 }
 
-uint8_t* SlotArena::vector(const CodecLayout& layout, int layer, int kv, int head,
+uint8_t* SlotArena::vector(const CodecLayout& layout, int layer, int kv, int vector_index,
                            int64_t slot) const {
-  const auto heads = static_cast<std::size_t>(layout.geometry().kv_heads);
-  const std::size_t row = (static_cast<std::size_t>(kv) * heads + static_cast<std::size_t>(head)) *
-                              static_cast<std::size_t>(slots_) +
-                          static_cast<std::size_t>(slot);
+  const auto vectors = static_cast<std::size_t>(layout.vectors_per_token());
+  const std::size_t row =
+      (static_cast<std::size_t>(kv) * vectors + static_cast<std::size_t>(vector_index)) *
+          static_cast<std::size_t>(slots_) +
+      static_cast<std::size_t>(slot);
   return data_.get() + layout.layer_start(layer) * static_cast<std::size_t>(slots_) +
          row * layout.vector_bytes(layer);
 }
@@ -43,9 +44,12 @@ void SlotArena::write(const CodecLayout& layout, const Tensor& k, const Tensor& 
   for (int l = 0; l < g.layers; ++l)
     for (int kv = 0; kv < 2; ++kv) {
       const Tensor& t = *kv_in[kv];
-      for (int h = 0; h < g.kv_heads; ++h) {
-        const float* src = t.f32() + l * t.stride[0] + row * t.stride[1] + h * t.stride[2];
-        layout.codec(l).encode(src, 1, g.head_dim, vector(layout, l, kv, h, slot));
+      // A vector of several heads reads them as one run (append's contract:
+      // an entry's heads are contiguous when heads_per_vector > 1).
+      for (int i = 0; i < layout.vectors_per_token(); ++i) {
+        const float* src = t.f32() + l * t.stride[0] + row * t.stride[1] +
+                           static_cast<int64_t>(i) * g.heads_per_vector * t.stride[2];
+        layout.codec(l).encode(src, 1, g.vector_width(), vector(layout, l, kv, i, slot));
       }
     }
   positions_[static_cast<std::size_t>(slot)] = position;
@@ -57,8 +61,8 @@ void SlotArena::copy_slot(const CodecLayout& layout, int64_t from, const SlotAre
   if (this == &destination && from == to) return;
   for (int l = 0; l < g.layers; ++l)
     for (int kv = 0; kv < 2; ++kv)
-      for (int h = 0; h < g.kv_heads; ++h)
-        std::memcpy(destination.vector(layout, l, kv, h, to), vector(layout, l, kv, h, from),
+      for (int i = 0; i < layout.vectors_per_token(); ++i)
+        std::memcpy(destination.vector(layout, l, kv, i, to), vector(layout, l, kv, i, from),
                     layout.vector_bytes(l));
   destination.positions_[static_cast<std::size_t>(to)] = positions_[static_cast<std::size_t>(from)];
 }
@@ -77,6 +81,11 @@ KVSegment SlotArena::segment(const CodecLayout& layout, int layer, int64_t first
                              float* scratch, int64_t scratch_slots, int64_t scratch_first) const {
   const CacheGeometry& g = layout.geometry();
   const int64_t hd = g.head_dim;
+  const int64_t width = g.vector_width();
+  // Where head h + 1 starts after head h, given `slots` entries per vector
+  // run: the next run for one vector per head, the next head_dim floats of
+  // the entry for one vector per token.
+  const auto head_stride = [&](int64_t slots) { return g.heads_per_vector == 1 ? slots * hd : hd; };
   KVSegment segment;
   segment.count = count;
   segment.positions = positions_.get() + first;
@@ -87,16 +96,17 @@ KVSegment SlotArena::segment(const CodecLayout& layout, int layer, int64_t first
     t.rank = 3;
     t.shape = {g.kv_heads, count, hd, 0};
     if (layout.raw(layer)) {
-      // The arena holds the floats themselves: [kv_heads, slots, head_dim].
+      // The arena holds the floats themselves.
       t.data = vector(layout, layer, kv, 0, first);
-      t.stride = {slots_ * hd, hd, 1, 0};
+      t.stride = {head_stride(slots_), width, 1, 0};
     } else {
-      float* base = scratch + (kv * g.kv_heads * scratch_slots + scratch_first) * hd;
-      for (int h = 0; h < g.kv_heads; ++h)
-        layout.codec(layer).decode(vector(layout, layer, kv, h, first), count, g.head_dim,
-                                   base + h * scratch_slots * hd);
-      t.data = base;
-      t.stride = {scratch_slots * hd, hd, 1, 0};
+      // Vector i's run decodes to scratch_slots * width floats of its own.
+      float* base = scratch + kv * g.kv_heads * scratch_slots * hd;
+      for (int i = 0; i < layout.vectors_per_token(); ++i)
+        layout.codec(layer).decode(vector(layout, layer, kv, i, first), count, g.vector_width(),
+                                   base + (i * scratch_slots + scratch_first) * width);
+      t.data = base + scratch_first * width;
+      t.stride = {head_stride(scratch_slots), width, 1, 0};
     }
   }
   return segment;
@@ -118,6 +128,7 @@ KVSegment SlotArena::encoded_segment(const CodecLayout& layout, int layer, int64
   segment.k_records = vector(layout, layer, 0, 0, first);
   segment.v_records = vector(layout, layer, 1, 0, first);
   segment.record_head_stride = static_cast<std::size_t>(slots_) * layout.vector_bytes(layer);
+  segment.heads_per_record = g.heads_per_vector;
   return segment;
 }
 

@@ -1,6 +1,7 @@
 // Encoded K/V for a fixed number of slots of one sequence (or one block of a
-// paged store): [layer][K, V][kv_head][slot][vector_bytes(layer)], each
-// vector at a slot of its own, plus the position of each slot. Reserved and
+// paged store): [layer][K, V][vector][slot][vector_bytes(layer)], `vector`
+// being the kv head (or 0 alone when a codec vector spans a token's heads),
+// each vector at a slot of its own, plus the position of each slot. Reserved and
 // zeroed when created; nothing after that allocates.
 #pragma once
 
@@ -26,7 +27,8 @@ class SlotArena {
   std::size_t reserved_bytes() const { return bytes_ + static_cast<std::size_t>(slots_) * 4; }
   int32_t* positions() const { return positions_.get(); }
 
-  uint8_t* vector(const CodecLayout& layout, int layer, int kv, int head, int64_t slot) const;
+  uint8_t* vector(const CodecLayout& layout, int layer, int kv, int vector_index,
+                  int64_t slot) const;
   // Encodes row `row` of k and v (f32 [layers, n, kv_heads, head_dim]) into `slot`.
   void write(const CodecLayout& layout, const Tensor& k, const Tensor& v, int64_t row, int64_t slot,
              int32_t position);
@@ -38,8 +40,9 @@ class SlotArena {
   void copy_all(const CodecLayout& layout, const SlotArena& destination) const;
 
   // Slots [first, first + count) of a layer as a segment: a view into the
-  // arena for a raw-f32 layer, else decoded into `scratch` (f32 [2, kv_heads,
-  // scratch_slots, head_dim]) at slot offset `scratch_first`.
+  // arena for a raw-f32 layer, else decoded into `scratch` (2 * kv_heads *
+  // scratch_slots * head_dim floats: per K/V, a run of scratch_slots decoded
+  // vectors per codec vector of a token) at slot offset `scratch_first`.
   KVSegment segment(const CodecLayout& layout, int layer, int64_t first, int64_t count,
                     float* scratch, int64_t scratch_slots, int64_t scratch_first) const;
   // The same slots as records for the layer's codec (no decoding); a raw-f32

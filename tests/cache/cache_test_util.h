@@ -82,21 +82,23 @@ struct RefCache {
       tokens.push_back(std::move(tok));
     }
   }
-  // As append, each head vector through a codec (decode(encode(x))).
+  // As append, each codec vector (a head, or a token's heads when
+  // g.heads_per_vector says so) through a codec: decode(encode(x)).
   void append_through(const KVBatch& b, const Compressor& codec) {
     const int64_t n = static_cast<int64_t>(b.positions.size());
-    const std::size_t hd = static_cast<std::size_t>(g.head_dim);
-    std::vector<uint8_t> bytes(codec.encoded_bytes(1, g.head_dim));
-    std::vector<float> back(hd);
+    const int width = g.vector_width();
+    std::vector<uint8_t> bytes(codec.encoded_bytes(1, width));
+    std::vector<float> back(static_cast<std::size_t>(width));
     for (int64_t t = 0; t < n; ++t) {
       RefToken tok;
       tok.position = b.positions[static_cast<std::size_t>(t)];
       for (int l = 0; l < g.layers; ++l)
-        for (int h = 0; h < g.kv_heads; ++h) {
-          const auto i = static_cast<std::size_t>(((l * n + t) * g.kv_heads + h) * g.head_dim);
+        for (int i = 0; i < g.vectors_per_token(); ++i) {
+          const auto at = static_cast<std::size_t>(
+              ((l * n + t) * g.kv_heads + i * g.heads_per_vector) * g.head_dim);
           for (const auto& [src, dst] : {std::pair{&b.k, &tok.k}, std::pair{&b.v, &tok.v}}) {
-            codec.encode(src->data() + i, 1, g.head_dim, bytes.data());
-            codec.decode(bytes.data(), 1, g.head_dim, back.data());
+            codec.encode(src->data() + at, 1, width, bytes.data());
+            codec.decode(bytes.data(), 1, width, back.data());
             dst->insert(dst->end(), back.begin(), back.end());
           }
         }

@@ -252,6 +252,13 @@ TEST(CheckedCacheStore, InitChecksGeometryAndCodecs) {
     EXPECT_THAT(st.message(), HasSubstr("'static'"));
   }
   {
+    // A codec vector spans one KV head or all of a token's, nothing between.
+    CheckedCacheStore store(std::make_unique<StaticCacheStore>(), "static");
+    Status st = store.init(CacheGeometry{3, 4, 4, 2}, three);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(st.message(), HasSubstr("one KV head or all 4 of a token"));
+  }
+  {
     CheckedCacheStore store(std::make_unique<StaticCacheStore>(), "static");
     const std::vector<const Compressor*> missing = {&identity, nullptr, &identity};
     EXPECT_EQ(store.init(kGeometry, missing).code(), StatusCode::kInvalidArgument);

@@ -50,10 +50,17 @@ struct CodecCase {
 struct Case {
   StoreCase store;
   CodecCase codec;
+  // 1: a codec vector per kv head; kGeometry.kv_heads: one per token
+  // (cache.codec_span = "token").
+  int heads_per_vector = 1;
+
+  std::string name() const {
+    return store.name + "_" + codec.name + (heads_per_vector > 1 ? "_token" : "");
+  }
 };
 
 void PrintTo(const Case& c, std::ostream* os) {
-  *os << c.store.name << "/" << c.codec.name;
+  *os << c.name();
 }
 
 std::vector<Case> cases() {
@@ -84,7 +91,8 @@ std::vector<Case> cases() {
   };
   std::vector<Case> out;
   for (const auto& s : stores)
-    for (const auto& c : codecs) out.push_back({s, c});
+    for (const auto& c : codecs)
+      for (const int heads : {1, kGeometry.kv_heads}) out.push_back({s, c, heads});
   return out;
 }
 
@@ -94,14 +102,20 @@ class StoreConformance : public ::testing::TestWithParam<Case> {
     const Case& c = GetParam();
     store_ = std::make_unique<CodecOwningStore>(c.store.make(), c.store.name, c.codec.make());
     reference_codec_ = c.codec.make();
-    ASSERT_TRUE(store_->init(kGeometry).ok());
+    geometry_ = kGeometry;
+    geometry_.heads_per_vector = c.heads_per_vector;
+    ASSERT_TRUE(store_->init(geometry_).ok());
     ASSERT_EQ(reference_codec_->encoded_bytes(1, kGeometry.head_dim), c.codec.vector_bytes);
+  }
+  // Bytes of one stored codec vector (head_dim or a token's kv heads wide).
+  std::size_t vector_bytes() const {
+    return reference_codec_->encoded_bytes(1, geometry_.vector_width());
   }
 
   // Appends n tokens continuing `seq` (ids and positions from its logical length).
   void append(SequenceId seq, RefCache& ref, int64_t n) {
     const int64_t first = store_->info(seq)->logical_length;
-    KVBatch b = make_batch(kGeometry, first + 100 * seq, n, static_cast<int32_t>(first));
+    KVBatch b = make_batch(geometry_, first + 100 * seq, n, static_cast<int32_t>(first));
     const Status st = store_->append(seq, b.positions, b.kt, b.vt);
     ASSERT_TRUE(st.ok()) << st.to_string();
     ref.append_through(b, *reference_codec_);
@@ -115,17 +129,18 @@ class StoreConformance : public ::testing::TestWithParam<Case> {
   }
 
   std::size_t entry_bytes() const {
-    return static_cast<std::size_t>(kGeometry.layers) * 2 * kGeometry.kv_heads *
-               GetParam().codec.vector_bytes +
+    return static_cast<std::size_t>(geometry_.layers) * 2 * geometry_.vectors_per_token() *
+               vector_bytes() +
            sizeof(int32_t);
   }
 
   std::unique_ptr<CodecOwningStore> store_;
   std::unique_ptr<Compressor> reference_codec_;  // to compute what the store should give back
+  CacheGeometry geometry_;
 };
 
 TEST_P(StoreConformance, AppendsAndViews) {
-  RefCache ref{kGeometry, {}};
+  RefCache ref{geometry_, {}};
   ASSERT_TRUE(store_->allocate(0, 24).ok());
   EXPECT_TRUE(matches(0, ref));
   for (int64_t n : {5, 3, 1, 1, 1}) {
@@ -141,7 +156,7 @@ TEST_P(StoreConformance, AppendsAndViews) {
 }
 
 TEST_P(StoreConformance, TruncatesAsFarAsItCan) {
-  RefCache ref{kGeometry, {}};
+  RefCache ref{geometry_, {}};
   ASSERT_TRUE(store_->allocate(0, 24).ok());
   append(0, ref, 9);
   const SequenceInfo info = *store_->info(0);
@@ -162,7 +177,7 @@ TEST_P(StoreConformance, TruncatesAsFarAsItCan) {
 }
 
 TEST_P(StoreConformance, CopiesOverlappingRanges) {
-  RefCache ref{kGeometry, {}};
+  RefCache ref{geometry_, {}};
   ASSERT_TRUE(store_->allocate(0, 24).ok());
   append(0, ref, 9);
   const int64_t stored = store_->info(0)->stored;
@@ -179,7 +194,7 @@ TEST_P(StoreConformance, CopiesOverlappingRanges) {
 }
 
 TEST_P(StoreConformance, ForksAndTheTwoGoTheirOwnWays) {
-  RefCache a{kGeometry, {}};
+  RefCache a{geometry_, {}};
   ASSERT_TRUE(store_->allocate(0, 24).ok());
   append(0, a, 6);  // a partial block for paged_b4: the fork shares it
   ASSERT_TRUE(store_->fork(0, 1).ok());
@@ -203,7 +218,7 @@ TEST_P(StoreConformance, ForksAndTheTwoGoTheirOwnWays) {
 }
 
 TEST_P(StoreConformance, ReleaseGivesEverythingBack) {
-  RefCache ref{kGeometry, {}};
+  RefCache ref{geometry_, {}};
   ASSERT_TRUE(store_->allocate(0, 24).ok());
   append(0, ref, 7);
   ASSERT_TRUE(store_->release(0).ok());
@@ -211,18 +226,18 @@ TEST_P(StoreConformance, ReleaseGivesEverythingBack) {
   EXPECT_FALSE(store_->contains(0));
   // The same id can start again, empty.
   ASSERT_TRUE(store_->allocate(0, 24).ok());
-  RefCache fresh{kGeometry, {}};
+  RefCache fresh{geometry_, {}};
   EXPECT_TRUE(matches(0, fresh));
 }
 
 // Memory stays flat however long an evicting store's sequence runs; the
 // others stop at their capacity.
 TEST_P(StoreConformance, LongSequences) {
-  RefCache ref{kGeometry, {}};
+  RefCache ref{geometry_, {}};
   ASSERT_TRUE(store_->allocate(0, 24).ok());
   if (!GetParam().store.evicts) {
     append(0, ref, 24);
-    KVBatch more = make_batch(kGeometry, 24, 1, 24);
+    KVBatch more = make_batch(geometry_, 24, 1, 24);
     EXPECT_EQ(store_->append(0, more.positions, more.kt, more.vt).code(),
               StatusCode::kResourceExhausted);
     return;
@@ -238,9 +253,7 @@ TEST_P(StoreConformance, LongSequences) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, StoreConformance, ::testing::ValuesIn(cases()),
-                         [](const auto& param_info) {
-                           return param_info.param.store.name + "_" + param_info.param.codec.name;
-                         });
+                         [](const auto& param_info) { return param_info.param.name(); });
 
 // A fork shares the source's blocks until one of them writes.
 TEST(PagedStore, ForkSharesBlocksAndCopiesOnWrite) {

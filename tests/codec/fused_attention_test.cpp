@@ -1,7 +1,8 @@
 // The CPU attention kernel reading encoded segments through their codec
 // (no decoding) equals the same attention over the decoded values, within
 // float rounding, for every codec that attends encoded: stored segments mixed
-// with in-batch keys, a window rule, several segments, GQA.
+// with in-batch keys, a window rule, several segments, GQA, and records that
+// hold one kv head or a token's kv heads (cache.codec_span = "token").
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -36,24 +37,27 @@ std::vector<CodecCase> codecs() {
 
 class FusedAttention : public ::testing::TestWithParam<CodecCase> {};
 
-TEST_P(FusedAttention, EqualsDecodeThenAttend) {
-  const Compressor& codec = *GetParam().codec;
+void check_fused_equals_decoded(const Compressor& codec, int64_t heads_per_record) {
   constexpr int64_t kHeads = 4, kKvHeads = 2, kHd = 32, kStored = 37, kN = 3;
+  // A record is `width` floats; run r holds kv heads r * heads_per_record...
+  const int64_t width = heads_per_record * kHd;
+  const int64_t runs = kKvHeads / heads_per_record;
+  const int64_t head_stride = heads_per_record == 1 ? kStored * kHd : kHd;
   test::GaussianSource gauss(7);
   const auto draw = [&](int64_t count) {
     std::vector<float> v(static_cast<std::size_t>(count));
     for (float& x : v) x = gauss.next();
     return v;
   };
-  // Stored K/V as a store keeps them: per kv head, kStored records in a row.
-  const std::size_t record = codec.encoded_bytes(1, kHd);
+  // Stored K/V as a store keeps them: per run of heads, kStored records in a row.
+  const std::size_t record = codec.encoded_bytes(1, static_cast<int>(width));
   std::vector<float> k_raw = draw(kKvHeads * kStored * kHd), v_raw = draw(kKvHeads * kStored * kHd);
-  std::vector<uint8_t> k_rec(kKvHeads * kStored * record), v_rec(k_rec.size());
-  codec.encode(k_raw.data(), kKvHeads * kStored, kHd, k_rec.data());
-  codec.encode(v_raw.data(), kKvHeads * kStored, kHd, v_rec.data());
+  std::vector<uint8_t> k_rec(runs * kStored * record), v_rec(k_rec.size());
+  codec.encode(k_raw.data(), runs * kStored, static_cast<int>(width), k_rec.data());
+  codec.encode(v_raw.data(), runs * kStored, static_cast<int>(width), v_rec.data());
   std::vector<float> k_dec(k_raw.size()), v_dec(v_raw.size());
-  codec.decode(k_rec.data(), kKvHeads * kStored, kHd, k_dec.data());
-  codec.decode(v_rec.data(), kKvHeads * kStored, kHd, v_dec.data());
+  codec.decode(k_rec.data(), runs * kStored, static_cast<int>(width), k_dec.data());
+  codec.decode(v_rec.data(), runs * kStored, static_cast<int>(width), v_dec.data());
   std::vector<int32_t> stored_positions(kStored);
   for (int64_t j = 0; j < kStored; ++j)
     stored_positions[static_cast<std::size_t>(j)] = static_cast<int32_t>(j);
@@ -70,11 +74,12 @@ TEST_P(FusedAttention, EqualsDecodeThenAttend) {
         s.k_records = k_rec.data() + first * record;
         s.v_records = v_rec.data() + first * record;
         s.record_head_stride = kStored * record;
+        s.heads_per_record = static_cast<int>(heads_per_record);
       } else {
-        s.k = Tensor::contiguous(k_dec.data() + first * kHd, DType::kF32, {kKvHeads, count, kHd});
-        s.k.stride = {kStored * kHd, kHd, 1, 0};
-        s.v = Tensor::contiguous(v_dec.data() + first * kHd, DType::kF32, {kKvHeads, count, kHd});
-        s.v.stride = {kStored * kHd, kHd, 1, 0};
+        s.k = Tensor::contiguous(k_dec.data() + first * width, DType::kF32, {kKvHeads, count, kHd});
+        s.k.stride = {head_stride, width, 1, 0};
+        s.v = Tensor::contiguous(v_dec.data() + first * width, DType::kF32, {kKvHeads, count, kHd});
+        s.v.stride = {head_stride, width, 1, 0};
       }
       out.push_back(s);
     }
@@ -113,8 +118,17 @@ TEST_P(FusedAttention, EqualsDecodeThenAttend) {
     for (std::size_t i = 0; i < fused.size(); ++i)
       worst = std::max(worst, std::abs(static_cast<double>(fused[i]) - decoded[i]) /
                                   (1.0 + std::abs(static_cast<double>(decoded[i]))));
-    EXPECT_LE(worst, 1e-5) << GetParam().name << " window " << rule.window;
+    EXPECT_LE(worst, 1e-5) << "window " << rule.window << ", " << heads_per_record
+                           << " heads per record";
   }
+}
+
+TEST_P(FusedAttention, EqualsDecodeThenAttend) {
+  check_fused_equals_decoded(*GetParam().codec, 1);
+}
+
+TEST_P(FusedAttention, RecordsSpanningATokensHeadsEqualDecodeThenAttend) {
+  check_fused_equals_decoded(*GetParam().codec, 2);
 }
 
 INSTANTIATE_TEST_SUITE_P(Codecs, FusedAttention, ::testing::ValuesIn(codecs()),

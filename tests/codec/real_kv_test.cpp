@@ -7,8 +7,9 @@
 // coordinate, so at equal bits int8 and int4 keep more payload and win. The
 // lattice wins where that overhead is spread thin: at head_dim 128, and on
 // these very models when one vector holds a token's K (or V) across all its KV
-// heads. The tests pin all three facts, so a change to any shows;
-// docs/kv-cache.md has the numbers.
+// heads (cache.codec_span = "token"; tests/sweep/codec_span_fidelity_test.cpp
+// holds that through the engine). The tests pin all three facts, so a change
+// to any shows; docs/kv-cache.md has the numbers.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -150,8 +151,8 @@ TEST_P(RealKvCodecs, AtSmallHeadSizesTheScalarsCostTheLatticeItsLead) {
   EXPECT_LT(coarse / fine, 32.0);
 }
 
-// A way out for small heads, measured here for the planning round: one lattice
-// vector per token and layer across all its KV heads (32 coordinates on
+// The way out for small heads, on the codec alone: one lattice vector per
+// token and layer across all its KV heads (32 coordinates on
 // stories260K, 16 x kv_heads on tok512-ar-1m) shares the two scalars, and at
 // the bits int8 and int4 spend on those heads the lattice's error is lower.
 TEST_P(RealKvCodecs, OneLatticeVectorPerTokenAcrossKvHeadsBeatsIntAtEqualBits) {

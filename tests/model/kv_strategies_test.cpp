@@ -7,6 +7,7 @@
 // evicting store generates and scores past cache.max_tokens with flat memory.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <numeric>
@@ -42,7 +43,11 @@ TEST(KvStrategies, EveryStoreWithIdentityGivesTheStaticTokens) {
                     "positions = \"reassign\"\n"),
         std::string("[cache]\ncodec_stage = \"pre_rope\"\n"),
         std::string("[cache]\nplugin = \"sink_window\"\nwindow = 300\ncodec_stage = \"pre_rope\"\n"
-                    "positions = \"reassign\"\n")}) {
+                    "positions = \"reassign\"\n"),
+        std::string("[cache]\ncodec_span = \"token\"\n"),
+        std::string("[cache]\nplugin = \"paged\"\nblock_size = 5\ncodec_span = \"token\"\n"),
+        std::string("[cache]\nplugin = \"sink_window\"\nsink = 4\nwindow = 200\n"
+                    "codec_span = \"token\"\n")}) {
     SCOPED_TRACE(cache);
     auto engine = make_engine(kModel, cache);
     ASSERT_NE(engine, nullptr);
@@ -68,6 +73,38 @@ TEST(KvStrategies, WindowedPrefillEqualsOneTokenAtATime) {
       EXPECT_TRUE(bitwise_equal(batched_logits(*engine, tokens, 7), one_by_one));
     }
   }
+}
+
+// A lossy codec with one vector per token across the KV heads: decoding one
+// token at a time (attention on the encoded records) gives the logits of a
+// batched prefill (chunk-mates' K/V decoded) within float rounding, on every
+// store; and the span changes what is stored (else it would prove nothing).
+TEST(KvStrategies, OneCodecVectorPerTokenDecodesAsItPrefills) {
+  auto reference = make_engine(kModel);
+  ASSERT_NE(reference, nullptr);
+  const auto tokens = greedy_sequence(*reference, 40);
+  const std::string lattice = "[cache.codec]\nplugin = \"lattice\"\nlattice = \"E8\"\nq = 37\n";
+  const auto max_difference = [](const std::vector<float>& a, const std::vector<float>& b) {
+    double worst = 0;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      worst = std::max(worst, std::abs(static_cast<double>(a[i]) - b[i]));
+    return worst;
+  };
+  std::vector<float> per_token_static;
+  for (const std::string store : {"static", "paged", "sink_window"}) {
+    SCOPED_TRACE(store);
+    auto engine = make_engine(
+        kModel, "[cache]\nplugin = \"" + store + "\"\ncodec_span = \"token\"\n" + lattice);
+    ASSERT_NE(engine, nullptr);
+    const auto one_by_one = incremental_logits(*engine, tokens);
+    const auto batched = batched_logits(*engine, tokens, tokens.size());
+    ASSERT_EQ(one_by_one.size(), batched.size());
+    EXPECT_LT(max_difference(one_by_one, batched), 1e-3);
+    if (store == "static") per_token_static = one_by_one;
+  }
+  auto per_head = make_engine(kModel, "[cache]\n" + lattice);
+  ASSERT_NE(per_head, nullptr);
+  EXPECT_GT(max_difference(incremental_logits(*per_head, tokens), per_token_static), 1e-2);
 }
 
 // The window changes the model's view: past the window the logits differ

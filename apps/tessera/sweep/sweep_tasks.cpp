@@ -104,11 +104,14 @@ Status measure_fidelity(Engine& engine, Engine& reference, std::span<const int32
   std::iota(positions.begin(), positions.end(), 0);
   Status status =
       reference.transformer().forward(reference.cache(), seq.id, tokens, positions).status();
-  const int layers = engine.model().config.n_layers;
-  const int head_dim = engine.model().config.head_dim;
+  // The point's codec vectors: one per head, or a token's heads as one.
+  const CacheGeometry& geometry = engine.cache().geometry();
+  const int layers = geometry.layers;
+  const int head_dim = geometry.head_dim;
+  const auto width = static_cast<std::size_t>(geometry.vector_width());
   std::vector<double> err(2 * static_cast<std::size_t>(layers)), norm(err.size());
   std::vector<uint8_t> bytes;
-  std::vector<float> back(static_cast<std::size_t>(head_dim));
+  std::vector<float> x(width), back(width);
   for (int l = 0; l < layers && status.ok(); ++l) {
     auto view = reference.cache().view(seq.id, l);
     if (!view.ok()) {
@@ -116,19 +119,21 @@ Status measure_fidelity(Engine& engine, Engine& reference, std::span<const int32
       break;
     }
     const Compressor& codec = engine.cache().codec(l);
-    bytes.resize(codec.encoded_bytes(1, head_dim));
+    bytes.resize(codec.encoded_bytes(1, static_cast<int>(width)));
     for (const KVSegment& s : view->segments)
       for (int kv = 0; kv < 2; ++kv) {
         const Tensor& t = kv == 0 ? s.k : s.v;
-        for (int64_t h = 0; h < t.dim(0); ++h)
+        const std::size_t at = 2 * static_cast<std::size_t>(l) + static_cast<std::size_t>(kv);
+        for (int i = 0; i < geometry.vectors_per_token(); ++i)
           for (int64_t j = 0; j < s.count; ++j) {
-            const float* x = t.f32() + h * t.stride[0] + j * t.stride[1];
-            codec.encode(x, 1, head_dim, bytes.data());
-            codec.decode(bytes.data(), 1, head_dim, back.data());
-            const std::size_t at = 2 * static_cast<std::size_t>(l) + static_cast<std::size_t>(kv);
-            for (int d = 0; d < head_dim; ++d) {
-              err[at] += (x[d] - back[static_cast<std::size_t>(d)]) *
-                         static_cast<double>(x[d] - back[static_cast<std::size_t>(d)]);
+            for (int h = 0; h < geometry.heads_per_vector; ++h)
+              std::copy_n(
+                  t.f32() + (i * geometry.heads_per_vector + h) * t.stride[0] + j * t.stride[1],
+                  head_dim, x.data() + static_cast<std::size_t>(h * head_dim));
+            codec.encode(x.data(), 1, static_cast<int>(width), bytes.data());
+            codec.decode(bytes.data(), 1, static_cast<int>(width), back.data());
+            for (std::size_t d = 0; d < width; ++d) {
+              err[at] += (x[d] - back[d]) * static_cast<double>(x[d] - back[d]);
               norm[at] += x[d] * static_cast<double>(x[d]);
             }
           }
