@@ -55,5 +55,7 @@ int run_perplexity(int argc, char** argv);
 int run_inspect(int argc, char** argv);
 int run_plugins(int argc, char** argv);
 int run_sweep(int argc, char** argv);
+int run_quantize(int argc, char** argv);
+int run_make_model(int argc, char** argv);
 
 }  // namespace tessera::cli

@@ -62,7 +62,7 @@ int run_inspect(int argc, char** argv) {
     std::size_t n = 1;
     for (int64_t d : t.shape) n *= static_cast<std::size_t>(d);
     params += n;
-    bytes += n * dtype_size(t.dtype);
+    bytes += dtype_row_bytes(t.dtype, static_cast<int64_t>(n));
   }
   std::printf("tensors:       %zu, %zu parameters, %.2f MiB\n", model->tensors.size(), params,
               static_cast<double>(bytes) / (1024.0 * 1024.0));

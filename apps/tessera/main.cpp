@@ -1,4 +1,5 @@
-// tessera: generate text, score text, sweep configurations, inspect models, list plugins.
+// tessera: generate text, score text, sweep configurations, inspect and quantize models,
+// list plugins.
 #include <csignal>
 #include <cstring>
 #include <exception>
@@ -19,6 +20,8 @@ commands:
   perplexity   score a text file:          tessera perplexity --config configs/stories260k.toml --text story.txt
   sweep        measure a grid of configs:  tessera sweep --config sweeps/codec-window.toml --out results/codec-window
   inspect      describe a model file:      tessera inspect stories260K.gguf
+  quantize     convert a model's weights:  tessera quantize stories260K.gguf stories260K-q8_0.gguf q8_0
+  make-model   random weights, real shape: tessera make-model --shape 110m --vocab-from VOCAB.gguf --out 110m.gguf
   plugins      list the plugins found:     tessera plugins
   version      print the version and plugin ABI
 
@@ -37,6 +40,8 @@ int run_command(int argc, char** argv) {
   if (command == "perplexity") return run_perplexity(argc - 1, argv + 1);
   if (command == "sweep") return run_sweep(argc - 1, argv + 1);
   if (command == "inspect") return run_inspect(argc - 1, argv + 1);
+  if (command == "quantize") return run_quantize(argc - 1, argv + 1);
+  if (command == "make-model") return run_make_model(argc - 1, argv + 1);
   if (command == "plugins") return run_plugins(argc - 1, argv + 1);
   if (command == "version" || command == "--version") {
     std::cout << "tessera " << TESSERA_VERSION << " (plugin ABI " << TESSERA_ABI_MAJOR << "."

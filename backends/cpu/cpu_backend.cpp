@@ -67,7 +67,9 @@ DeviceInfo CpuBackend::device_info() const {
 }
 
 bool CpuBackend::supports_weight_dtype(DType dtype) const {
-  return dtype == DType::kF32 || dtype == DType::kF16;
+  for (const DType known : kAllDTypes)
+    if (dtype == known) return true;
+  return false;
 }
 
 Result<std::unique_ptr<Buffer>> CpuBackend::allocate(std::size_t bytes) {

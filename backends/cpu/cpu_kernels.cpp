@@ -8,6 +8,7 @@
 #include "backends/cpu/rope_table.h"
 #include "core/compressor/compressor.h"
 #include "core/status/status.h"
+#include "core/tensor/block_quant.h"
 
 // Shape checks cost nothing in release builds; callers validate user input.
 #ifndef NDEBUG
@@ -50,6 +51,25 @@ int64_t min_chunk_for(int64_t work_per_index, int64_t target = 32768) {
   return std::max<int64_t>(1, target / std::max<int64_t>(work_per_index, 1));
 }
 
+// Row `row` of a 2-D weight, k elements, as f32: the row itself for f32,
+// else converted into `scratch` (k floats). Rows of a block format start at
+// whole blocks.
+const float* weight_row(const Tensor& w, int64_t row, int64_t k, float* scratch) {
+  switch (w.dtype) {
+    case DType::kF32:
+      return w.f32() + row * w.stride[0];
+    case DType::kF16:
+      f16_to_f32_row(w.f16() + row * w.stride[0], scratch, k);
+      return scratch;
+    default:
+      dequantize_row(
+          w.dtype,
+          static_cast<const uint8_t*>(w.data) + dtype_row_bytes(w.dtype, row * w.stride[0]), k,
+          scratch);
+      return scratch;
+  }
+}
+
 #ifndef NDEBUG
 bool inner_contiguous(const Tensor& t) {
   return t.rank == 0 || t.stride[t.rank - 1] == 1;
@@ -75,13 +95,9 @@ void embedding(const Tensor& table, std::span<const int32_t> tokens, const Tenso
       0, n,
       [&](int64_t begin, int64_t end, int) {
         for (int64_t t = begin; t < end; ++t) {
-          const int64_t row = tokens[static_cast<std::size_t>(t)] * table.stride[0];
           float* o = out.f32() + t * out.stride[0];
-          if (table.dtype == DType::kF16) {
-            f16_to_f32_row(table.f16() + row, o, dim);
-          } else {
-            std::copy_n(table.f32() + row, dim, o);
-          }
+          const float* row = weight_row(table, tokens[static_cast<std::size_t>(t)], dim, o);
+          if (row != o) std::copy_n(row, dim, o);
         }
       },
       min_chunk_for(dim));
@@ -98,8 +114,8 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& out, ThreadPool* poo
   TESSERA_DCHECK(out.dim(0) == n && out.dim(1) == m, "matmul: out is [n, m]");
   TESSERA_DCHECK(inner_contiguous(x) && inner_contiguous(w) && inner_contiguous(out),
                  "matmul: inner stride");
-  const bool f16 = w.dtype == DType::kF16;
-  if (f16) reserve_or_die(*pool, static_cast<std::size_t>(k));
+  const bool converted_rows = w.dtype != DType::kF32;
+  if (converted_rows) reserve_or_die(*pool, static_cast<std::size_t>(k));
 
   const float* xd = x.f32();
   const int64_t xs = x.stride[0];
@@ -108,15 +124,9 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& out, ThreadPool* poo
   pool->parallel_for(
       0, m,
       [&](int64_t begin, int64_t end, int thread) {
-        float* converted = f16 ? pool->scratch(thread) : nullptr;
+        float* converted = converted_rows ? pool->scratch(thread) : nullptr;
         for (int64_t j = begin; j < end; ++j) {
-          const float* row;
-          if (f16) {
-            f16_to_f32_row(w.f16() + j * w.stride[0], converted, k);
-            row = converted;
-          } else {
-            row = w.f32() + j * w.stride[0];
-          }
+          const float* row = weight_row(w, j, k, converted);
           // The row stays in cache while every token reads it.
           for (int64_t t = 0; t < n; ++t) od[t * os + j] = dot(row, xd + t * xs, k);
         }

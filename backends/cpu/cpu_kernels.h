@@ -24,11 +24,12 @@
 
 namespace tessera::cpu {
 
-// out[t, :] = table[tokens[t], :]. table f32/f16 [vocab, dim], out f32 [n, dim].
+// out[t, :] = table[tokens[t], :]. table [vocab, dim] of any DType (rows of whole
+// blocks), out f32 [n, dim].
 void embedding(const Tensor& table, std::span<const int32_t> tokens, const Tensor& out,
                ThreadPool* pool);
 
-// out = x * w^T. x f32 [n, k], w f32/f16 [m, k], out f32 [n, m]. Output columns
+// out = x * w^T. x f32 [n, k], w [m, k] of any DType, out f32 [n, m]. Output columns
 // are split across threads; each weight row is read once for all n tokens.
 void matmul(const Tensor& x, const Tensor& w, const Tensor& out, ThreadPool* pool);
 

@@ -76,10 +76,12 @@ class Backend : public PluginObject {
   virtual bool supports_weight_dtype(DType dtype) const = 0;
   virtual Result<std::unique_ptr<Buffer>> allocate(std::size_t bytes) = 0;
 
-  // out[t, :] = table[tokens[t], :]. table f32/f16 [vocab, dim], out f32 [n, dim].
+  // out[t, :] = table[tokens[t], :]. table [vocab, dim] of a weight dtype the
+  // backend supports (rows of whole blocks for a block format), out f32 [n, dim].
   virtual void embedding(const Tensor& table, std::span<const int32_t> tokens,
                          const Tensor& out) = 0;
-  // out = x * w^T. x f32 [n, k], w f32/f16 [m, k] (row-major, out x in), out f32 [n, m].
+  // out = x * w^T. x f32 [n, k], w [m, k] of a supported weight dtype (row-major,
+  // out x in), out f32 [n, m].
   virtual void matmul(const Tensor& x, const Tensor& w, const Tensor& out) = 0;
   // out[t] = x[t] / sqrt(mean(x[t]^2) + eps) * weight. x, out f32 [n, d]; weight f32 [d].
   virtual void rms_norm(const Tensor& x, const Tensor& weight, float eps, const Tensor& out) = 0;

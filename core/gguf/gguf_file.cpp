@@ -410,9 +410,12 @@ Result<Tensor> GgufFile::tensor(const GgufTensorInfo& info) const {
   const auto dtype = ggml_type_to_dtype(info.type);
   if (!dtype) {
     return unimplemented(path() + ": tensor '" + info.name + "' has type " + info.type_name() +
-                         "; only f32 and f16 weights can be loaded");
+                         "; tessera loads " + loadable_ggml_type_names() +
+                         " (convert with `tessera quantize`, or llama.cpp's llama-quantize)");
   }
-  if (info.file_offset % dtype_size(*dtype) != 0) {
+  // Block formats are read as 16-bit scales and bytes: 2-byte alignment.
+  const std::size_t align = dtype_is_blocked(*dtype) ? 2 : dtype_size(*dtype);
+  if (info.file_offset % align != 0) {
     return data_loss(path() + ": at byte " + std::to_string(info.info_offset) + ": tensor '" +
                      info.name + "' data starts at byte " + std::to_string(info.file_offset) +
                      ", not aligned for " + info.type_name() + " (general.alignment " +

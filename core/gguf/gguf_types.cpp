@@ -1,5 +1,7 @@
 #include "core/gguf/gguf_types.h"
 
+#include <utility>
+
 namespace tessera {
 
 std::string_view gguf_type_name(GgufType type) {
@@ -134,20 +136,36 @@ std::string ggml_type_name(uint32_t type_id) {
   return "unknown type " + std::to_string(type_id);
 }
 
+namespace {
+
+constexpr std::pair<GgmlType, DType> kLoadable[] = {
+    {GgmlType::kF32, DType::kF32},   {GgmlType::kF16, DType::kF16},
+    {GgmlType::kBF16, DType::kBF16}, {GgmlType::kQ8_0, DType::kQ8_0},
+    {GgmlType::kQ4_0, DType::kQ4_0}, {GgmlType::kQ4_K, DType::kQ4_K},
+    {GgmlType::kQ6_K, DType::kQ6_K},
+};
+
+}  // namespace
+
 std::optional<DType> ggml_type_to_dtype(uint32_t type_id) {
-  if (type_id == static_cast<uint32_t>(GgmlType::kF32)) return DType::kF32;
-  if (type_id == static_cast<uint32_t>(GgmlType::kF16)) return DType::kF16;
+  for (const auto& [ggml, dtype] : kLoadable)
+    if (static_cast<uint32_t>(ggml) == type_id) return dtype;
   return std::nullopt;
 }
 
 GgmlType dtype_to_ggml_type(DType dtype) {
-  switch (dtype) {
-    case DType::kF32:
-      return GgmlType::kF32;
-    case DType::kF16:
-      return GgmlType::kF16;
-  }
+  for (const auto& [ggml, d] : kLoadable)
+    if (d == dtype) return ggml;
   return GgmlType::kF32;
+}
+
+std::string loadable_ggml_type_names() {
+  std::string names;
+  for (const auto& [ggml, dtype] : kLoadable) {
+    if (!names.empty()) names += ", ";
+    names += dtype_name(dtype);
+  }
+  return names;
 }
 
 }  // namespace tessera

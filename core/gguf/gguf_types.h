@@ -84,8 +84,11 @@ struct GgmlTypeTraits {
 std::optional<GgmlTypeTraits> ggml_type_traits(uint32_t type_id);
 // "q4_0", or "unknown type 77".
 std::string ggml_type_name(uint32_t type_id);
-// The tessera dtype of a type the runtime can load (f32, f16); nullopt otherwise.
+// The tessera dtype of a type the runtime can load (f32, f16, bf16, q8_0,
+// q4_0, q4_K, q6_K); nullopt otherwise.
 std::optional<DType> ggml_type_to_dtype(uint32_t type_id);
 GgmlType dtype_to_ggml_type(DType dtype);
+// "f32, f16, bf16, ...": the types ggml_type_to_dtype knows, for messages.
+std::string loadable_ggml_type_names();
 
 }  // namespace tessera

@@ -38,6 +38,56 @@ void GgufWriter::set_string_array(const std::string& key, const std::vector<std:
   set_raw(key, GgufType::kArray, std::move(bytes));
 }
 
+Status GgufWriter::set_value(const std::string& key, const GgufValue& value) {
+  std::vector<uint8_t> bytes;
+  const auto scalar = [&](GgufType type, auto stored) {
+    append(bytes, stored);
+    set_raw(key, type, std::move(bytes));
+    return ok_status();
+  };
+  switch (value.type) {
+    case GgufType::kUint8:
+    case GgufType::kBool:
+      return scalar(value.type, static_cast<uint8_t>(value.u));
+    case GgufType::kInt8:
+      return scalar(value.type, static_cast<int8_t>(value.i));
+    case GgufType::kUint16:
+      return scalar(value.type, static_cast<uint16_t>(value.u));
+    case GgufType::kInt16:
+      return scalar(value.type, static_cast<int16_t>(value.i));
+    case GgufType::kUint32:
+      return scalar(value.type, static_cast<uint32_t>(value.u));
+    case GgufType::kInt32:
+      return scalar(value.type, static_cast<int32_t>(value.i));
+    case GgufType::kUint64:
+      return scalar(value.type, value.u);
+    case GgufType::kInt64:
+      return scalar(value.type, value.i);
+    case GgufType::kFloat32:
+      return scalar(value.type, static_cast<float>(value.f));
+    case GgufType::kFloat64:
+      return scalar(value.type, value.f);
+    case GgufType::kString:
+      append_string(bytes, std::string(value.s));
+      set_raw(key, GgufType::kString, std::move(bytes));
+      return ok_status();
+    case GgufType::kArray:
+      break;
+  }
+  append(bytes, static_cast<uint32_t>(value.element_type));
+  append(bytes, value.count);
+  if (value.element_type == GgufType::kString) {
+    for (std::string_view s : value.strings) append_string(bytes, std::string(s));
+  } else {
+    const std::size_t size = gguf_type_size(value.element_type);
+    if (size == 0)
+      return invalid_argument("metadata key '" + key + "': nested arrays are not copied");
+    bytes.insert(bytes.end(), value.elements, value.elements + value.count * size);
+  }
+  set_raw(key, GgufType::kArray, std::move(bytes));
+  return ok_status();
+}
+
 void GgufWriter::set_bool_array(const std::string& key, const std::vector<bool>& v) {
   std::vector<uint8_t> bytes;
   append(bytes, static_cast<uint32_t>(GgufType::kBool));
@@ -62,7 +112,11 @@ Status GgufWriter::add_tensor(const std::string& name, DType dtype,
     if (d <= 0 || __builtin_mul_overflow(elements, d, &elements))
       return invalid_argument("tensor '" + name + "': bad shape");
   }
-  const auto n = static_cast<std::size_t>(elements) * dtype_size(dtype);
+  if (shape.back() % dtype_layout(dtype).block_elements != 0)
+    return invalid_argument("tensor '" + name + "': rows of " + std::to_string(shape.back()) +
+                            " are not whole " + std::string(dtype_name(dtype)) + " blocks of " +
+                            std::to_string(dtype_layout(dtype).block_elements));
+  const std::size_t n = dtype_row_bytes(dtype, elements);
   const auto* p = static_cast<const uint8_t*>(data);
   return add_tensor_raw(name, static_cast<uint32_t>(dtype_to_ggml_type(dtype)), shape,
                         std::vector<uint8_t>(p, p + n));

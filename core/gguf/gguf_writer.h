@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/gguf/gguf_file.h"
 #include "core/gguf/gguf_types.h"
 #include "core/status/status.h"
 #include "core/tensor/dtype.h"
@@ -45,6 +46,10 @@ class GgufWriter {
     for (const T& x : v) append(bytes, x);
     set_raw(key, GgufType::kArray, std::move(bytes));
   }
+
+  // A value as GgufFile parsed it, re-encoded: copies metadata between files.
+  // InvalidArgument for a nested array (GGUF allows them; no model uses one).
+  Status set_value(const std::string& key, const GgufValue& value);
 
   // Also writes `general.alignment` (u32). Must be a power of two.
   Status set_alignment(uint32_t alignment);

@@ -1,43 +1,37 @@
 #include "core/model/weight_check.h"
 
 #include <cmath>
-#include <cstring>
 
 #include "core/io/mapped_file.h"
+#include "core/tensor/block_quant.h"
 #include "core/util/strings.h"
 
 namespace tessera {
-namespace {
-
-bool half_is_finite(uint16_t h) {
-  return (h & 0x7C00u) != 0x7C00u;  // exponent all ones: inf or NaN
-}
-
-}  // namespace
-
 std::vector<NonFiniteTensor> find_non_finite_weights(const LoadedModel& model) {
   std::vector<NonFiniteTensor> found;
   if (!model.file) return found;
   const uint8_t* base = model.file->data();
   const uint64_t file_size = model.file->size();
+  std::vector<float> row;
   for (const TensorInfo& info : model.tensors) {
     uint64_t elements = 1;
     for (int64_t d : info.shape) elements *= static_cast<uint64_t>(d);
-    const uint64_t bytes = elements * dtype_size(info.dtype);
+    const uint64_t bytes = dtype_row_bytes(info.dtype, static_cast<int64_t>(elements));
     if (info.offset > file_size || bytes > file_size - info.offset) continue;  // loader checked
     NonFiniteTensor bad{info.name};
+    // Row by row through the reference decoding, so a block format's scales
+    // are checked as the values they make.
+    const int64_t row_length = info.shape.empty() ? 1 : info.shape.back();
+    const std::size_t row_bytes = dtype_row_bytes(info.dtype, row_length);
+    row.resize(static_cast<std::size_t>(row_length));
     const uint8_t* data = base + info.offset;
     for (uint64_t i = 0; i < elements; ++i) {
-      float value = 0;
-      if (info.dtype == DType::kF16) {
-        uint16_t h = 0;
-        std::memcpy(&h, data + i * 2, 2);
-        if (half_is_finite(h)) continue;
-        value = half_to_float(h);
-      } else {
-        std::memcpy(&value, data + i * 4, 4);
-        if (std::isfinite(value)) continue;
-      }
+      const auto column = static_cast<std::size_t>(i % static_cast<uint64_t>(row_length));
+      if (column == 0)
+        dequantize_row(info.dtype, data + (i / static_cast<uint64_t>(row_length)) * row_bytes,
+                       row_length, row.data());
+      const float value = row[column];
+      if (std::isfinite(value)) continue;
       if (bad.count++ == 0) {
         bad.first_element = i;
         bad.first_value = value;

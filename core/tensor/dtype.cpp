@@ -5,24 +5,55 @@
 
 namespace tessera {
 
+namespace {
+
+struct DTypeInfo {
+  DType dtype;
+  std::string_view name;
+  DTypeLayout layout;
+};
+
+constexpr DTypeInfo kInfo[] = {
+    {DType::kF32, "f32", {1, 4}},       {DType::kF16, "f16", {1, 2}},
+    {DType::kBF16, "bf16", {1, 2}},     {DType::kQ8_0, "q8_0", {32, 34}},
+    {DType::kQ4_0, "q4_0", {32, 18}},   {DType::kQ4_K, "q4_K", {256, 144}},
+    {DType::kQ6_K, "q6_K", {256, 210}},
+};
+
+const DTypeInfo* info_of(DType dtype) {
+  for (const DTypeInfo& i : kInfo)
+    if (i.dtype == dtype) return &i;
+  return nullptr;
+}
+
+}  // namespace
+
 std::string_view dtype_name(DType dtype) {
-  switch (dtype) {
-    case DType::kF32:
-      return "f32";
-    case DType::kF16:
-      return "f16";
-  }
-  return "?";
+  const DTypeInfo* i = info_of(dtype);
+  return i ? i->name : "?";
+}
+
+std::optional<DType> dtype_from_name(std::string_view name) {
+  for (const DTypeInfo& i : kInfo)
+    if (i.name == name) return i.dtype;
+  return std::nullopt;
+}
+
+DTypeLayout dtype_layout(DType dtype) {
+  const DTypeInfo* i = info_of(dtype);
+  return i ? i->layout : DTypeLayout{1, 0};
 }
 
 std::size_t dtype_size(DType dtype) {
-  switch (dtype) {
-    case DType::kF32:
-      return 4;
-    case DType::kF16:
-      return 2;
-  }
-  return 0;
+  const DTypeLayout l = dtype_layout(dtype);
+  return l.block_elements == 1 ? static_cast<std::size_t>(l.block_bytes) : 0;
+}
+
+std::size_t dtype_row_bytes(DType dtype, int64_t elements) {
+  const DTypeLayout l = dtype_layout(dtype);
+  if (elements < 0 || elements % l.block_elements != 0) return 0;
+  return static_cast<std::size_t>(elements / l.block_elements) *
+         static_cast<std::size_t>(l.block_bytes);
 }
 
 float half_to_float(uint16_t h) {
@@ -69,6 +100,13 @@ uint16_t float_to_half(float f) {
   const uint32_t rest = abs & 0x1fffu;
   if (rest > 0x1000u || (rest == 0x1000u && (half & 1u))) ++half;
   return sign | static_cast<uint16_t>(half);
+}
+
+uint16_t float_to_bf16(float f) {
+  const uint32_t bits = std::bit_cast<uint32_t>(f);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((bits >> 16) | 0x40u);
+  const uint32_t rounding = 0x7fffu + ((bits >> 16) & 1u);
+  return static_cast<uint16_t>((bits + rounding) >> 16);
 }
 
 }  // namespace tessera

@@ -23,7 +23,8 @@ struct Tensor {
 
   int64_t dim(int i) const { return shape[static_cast<std::size_t>(i)]; }
   int64_t elements() const;
-  std::size_t bytes() const { return static_cast<std::size_t>(elements()) * dtype_size(dtype); }
+  // Bytes of a contiguous tensor (whole blocks for a block format).
+  std::size_t bytes() const { return dtype_row_bytes(dtype, elements()); }
   bool is_contiguous() const;
   // "f32[64, 512]"
   std::string describe() const;

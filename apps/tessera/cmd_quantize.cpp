@@ -1,0 +1,64 @@
+// tessera quantize: rewrite a GGUF model with its weights in another type.
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "apps/tessera/cli_common.h"
+#include "apps/tessera/progress.h"
+#include "core/gguf/gguf_quantize.h"
+
+namespace tessera::cli {
+
+int run_quantize(int argc, char** argv) {
+  std::string targets;
+  for (const QuantizeTarget& t : quantize_targets()) targets += (targets.empty() ? "" : "|") + t.name;
+  po::options_description options("options");
+  options.add_options()("help,h", "show this help")(
+      "input", po::value<std::string>()->required(), "the GGUF model to read")(
+      "output", po::value<std::string>()->required(), "the GGUF file to write")(
+      "type", po::value<std::string>()->required(), ("the weight type: " + targets).c_str());
+  po::positional_options_description positional;
+  positional.add("input", 1).add("output", 1).add("type", 1);
+  po::variables_map values;
+  int exit_code = 0;
+  if (!parse_arguments(argc, argv, options, positional,
+                       "usage: tessera quantize IN.gguf OUT.gguf " + targets + R"(
+
+Writes IN's weights in another type, in GGUF's own block layouts, so OUT loads
+in tessera and in llama.cpp. Norms stay f32; a matrix whose rows are not whole
+blocks of the type stays f16. q4_0 writes output.weight in q6_K, and q4_K_M
+puts output.weight and some layers' attn_v and ffn_down in q6_K, as
+llama.cpp's llama-quantize does. docs/performance.md has what each costs.)",
+                       R"(examples:
+  tessera quantize ../shared/models/stories260K.gguf /tmp/stories260K-q8_0.gguf q8_0
+  tessera quantize model-f16.gguf model-q4km.gguf q4_K_M
+)",
+                       values, exit_code))
+    return exit_code;
+
+  auto target = find_quantize_target(values["type"].as<std::string>());
+  if (!target.ok()) return report("quantize", target.status());
+  const std::string in = values["input"].as<std::string>();
+  const std::string out = values["output"].as<std::string>();
+  if (in == out) return report("quantize", invalid_argument("OUT must differ from IN (" + in + ")"));
+  std::optional<Progress> progress;  // its total is known at the first tensor
+  auto result = quantize_gguf(in, out, *target, [&](int done, int total) {
+    if (!progress) progress.emplace("quantizing", "tensors", total);
+    progress->update(done);
+  });
+  if (progress) progress->finish();
+  if (!result.ok()) return report("quantize", result.status());
+  std::map<std::string, int> per_type;
+  for (const QuantizedTensor& t : result->tensors) ++per_type[std::string(dtype_name(t.to))];
+  std::string mix;
+  for (const auto& [type, count] : per_type)
+    mix += (mix.empty() ? "" : ", ") + std::to_string(count) + " " + type;
+  std::printf("%s: %zu tensors (%s), %.2f MiB of weights -> %.2f MiB\n", out.c_str(),
+              result->tensors.size(), mix.c_str(),
+              static_cast<double>(result->bytes_in) / (1024.0 * 1024.0),
+              static_cast<double>(result->bytes_out) / (1024.0 * 1024.0));
+  return 0;
+}
+
+}  // namespace tessera::cli
