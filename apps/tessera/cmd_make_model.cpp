@@ -11,8 +11,8 @@ namespace tessera::cli {
 
 int run_make_model(int argc, char** argv) {
   po::options_description options("options");
-  options.add_options()("help,h", "show this help")("arch", po::value<std::string>()->default_value("llama"),
-                                                    "architecture (llama only)")(
+  options.add_options()("help,h", "show this help")(
+      "arch", po::value<std::string>()->default_value("llama"), "architecture (llama only)")(
       "shape", po::value<std::string>(), "110m or 1.1b (or give the five sizes below)")(
       "dim", po::value<int>(), "embedding width")("layers", po::value<int>(), "transformer blocks")(
       "heads", po::value<int>(), "attention heads")("kv-heads", po::value<int>(),
@@ -27,18 +27,19 @@ int run_make_model(int argc, char** argv) {
   po::positional_options_description positional;
   po::variables_map values;
   int exit_code = 0;
-  if (!parse_arguments(argc, argv, options, positional,
-                       R"(usage: tessera make-model --shape 110m|1.1b --dtype TYPE --vocab-from FILE --out FILE.gguf
+  if (!parse_arguments(
+          argc, argv, options, positional,
+          R"(usage: tessera make-model --shape 110m|1.1b --dtype TYPE --vocab-from FILE --out FILE.gguf
 
 Writes a llama model of a real shape with random weights (normal, sd 0.02;
 norms 1), for speed and memory measurements at sizes the shipped models do
 not reach. llama.cpp loads the file too. Its text is noise.)",
-                       R"(examples:
+          R"(examples:
   tessera make-model --shape 110m --dtype f16 --vocab-from ../shared/models/ggml-vocab-llama-spm.gguf --out 110m-f16.gguf
   tessera make-model --dim 256 --layers 2 --heads 4 --kv-heads 2 --ffn 512 --dtype q4_K \
       --vocab-from ../shared/models/ggml-vocab-llama-spm.gguf --out tiny-q4k.gguf
 )",
-                       values, exit_code))
+          values, exit_code))
     return exit_code;
   if (values["arch"].as<std::string>() != "llama")
     return report("make-model", invalid_argument("--arch: only llama is made"));

@@ -12,10 +12,11 @@ namespace tessera::cli {
 
 int run_quantize(int argc, char** argv) {
   std::string targets;
-  for (const QuantizeTarget& t : quantize_targets()) targets += (targets.empty() ? "" : "|") + t.name;
+  for (const QuantizeTarget& t : quantize_targets())
+    targets += (targets.empty() ? "" : "|") + t.name;
   po::options_description options("options");
-  options.add_options()("help,h", "show this help")(
-      "input", po::value<std::string>()->required(), "the GGUF model to read")(
+  options.add_options()("help,h", "show this help")("input", po::value<std::string>()->required(),
+                                                    "the GGUF model to read")(
       "output", po::value<std::string>()->required(), "the GGUF file to write")(
       "type", po::value<std::string>()->required(), ("the weight type: " + targets).c_str());
   po::positional_options_description positional;
@@ -41,7 +42,8 @@ llama.cpp's llama-quantize does. docs/performance.md has what each costs.)",
   if (!target.ok()) return report("quantize", target.status());
   const std::string in = values["input"].as<std::string>();
   const std::string out = values["output"].as<std::string>();
-  if (in == out) return report("quantize", invalid_argument("OUT must differ from IN (" + in + ")"));
+  if (in == out)
+    return report("quantize", invalid_argument("OUT must differ from IN (" + in + ")"));
   std::optional<Progress> progress;  // its total is known at the first tensor
   auto result = quantize_gguf(in, out, *target, [&](int done, int total) {
     if (!progress) progress.emplace("quantizing", "tensors", total);

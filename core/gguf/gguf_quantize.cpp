@@ -30,7 +30,8 @@ int layer_of(const std::string& name) {
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // The type a matrix gets under `target`; `layers` is the model's block count.
@@ -116,7 +117,8 @@ Result<QuantizeResult> quantize_gguf(const std::string& in, const std::string& o
     const uint8_t* src = source.file()->data() + info.file_offset;
     for (int64_t r = 0; r < rows; ++r) {
       dequantize_row(*from, src + static_cast<std::size_t>(r) * in_row, row_length, row.data());
-      quantize_row(to, row.data(), row_length, bytes.data() + static_cast<std::size_t>(r) * out_row);
+      quantize_row(to, row.data(), row_length,
+                   bytes.data() + static_cast<std::size_t>(r) * out_row);
     }
     result.bytes_in += in_row * static_cast<std::size_t>(rows);
     result.bytes_out += bytes.size();

@@ -80,17 +80,17 @@ std::optional<GgmlTypeTraits> ggml_type_traits(uint32_t type_id) {
     case GgmlType::kQ8_1:
       return GgmlTypeTraits{"q8_1", 32, 36};
     case GgmlType::kQ2_K:
-      return GgmlTypeTraits{"q2_k", 256, 84};
+      return GgmlTypeTraits{"q2_K", 256, 84};
     case GgmlType::kQ3_K:
-      return GgmlTypeTraits{"q3_k", 256, 110};
+      return GgmlTypeTraits{"q3_K", 256, 110};
     case GgmlType::kQ4_K:
-      return GgmlTypeTraits{"q4_k", 256, 144};
+      return GgmlTypeTraits{"q4_K", 256, 144};
     case GgmlType::kQ5_K:
-      return GgmlTypeTraits{"q5_k", 256, 176};
+      return GgmlTypeTraits{"q5_K", 256, 176};
     case GgmlType::kQ6_K:
-      return GgmlTypeTraits{"q6_k", 256, 210};
+      return GgmlTypeTraits{"q6_K", 256, 210};
     case GgmlType::kQ8_K:
-      return GgmlTypeTraits{"q8_k", 256, 292};
+      return GgmlTypeTraits{"q8_K", 256, 292};
     case GgmlType::kIQ2_XXS:
       return GgmlTypeTraits{"iq2_xxs", 256, 66};
     case GgmlType::kIQ2_XS:

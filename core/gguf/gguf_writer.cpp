@@ -112,6 +112,8 @@ Status GgufWriter::add_tensor(const std::string& name, DType dtype,
     if (d <= 0 || __builtin_mul_overflow(elements, d, &elements))
       return invalid_argument("tensor '" + name + "': bad shape");
   }
+  if (shape.empty() || shape.size() > 4)
+    return invalid_argument("tensor '" + name + "': rank must be 1 to 4");
   if (shape.back() % dtype_layout(dtype).block_elements != 0)
     return invalid_argument("tensor '" + name + "': rows of " + std::to_string(shape.back()) +
                             " are not whole " + std::string(dtype_name(dtype)) + " blocks of " +

@@ -42,7 +42,8 @@ Status make_synthetic_model(const SyntheticModelSpec& spec, const std::string& o
     if (kv.key == "tokenizer.ggml.tokens") vocab_size = static_cast<int64_t>(kv.value.count);
   }
   if (vocab_size == 0)
-    return invalid_argument(spec.vocab_from + ": no tokenizer.ggml.tokens to take the vocabulary from");
+    return invalid_argument(spec.vocab_from +
+                            ": no tokenizer.ggml.tokens to take the vocabulary from");
   const int head_dim = spec.dim / spec.heads;
   writer.set_u32("llama.context_length", static_cast<uint32_t>(spec.context));
   writer.set_u32("llama.embedding_length", static_cast<uint32_t>(spec.dim));

@@ -16,8 +16,12 @@ uint16_t load_u16(const uint8_t* p) {
   std::memcpy(&v, p, 2);
   return v;
 }
-void store_u16(uint8_t* p, uint16_t v) { std::memcpy(p, &v, 2); }
-float load_half(const uint8_t* p) { return half_to_float(load_u16(p)); }
+void store_u16(uint8_t* p, uint16_t v) {
+  std::memcpy(p, &v, 2);
+}
+float load_half(const uint8_t* p) {
+  return half_to_float(load_u16(p));
+}
 
 // The value of largest magnitude (its sign kept), for scales that map it to
 // the most negative code exactly.
@@ -218,8 +222,8 @@ void quantize_q6_K(const float* x, int64_t blocks, uint8_t* dst) {
     auto* sc = reinterpret_cast<int8_t*>(dst + 192);
     uint8_t codes[kSuper];
     for (int s = 0; s < 16; ++s) {
-      sc[s] = static_cast<int8_t>(d_stored > 0 ? nearest_clamped(scale[s] / d_stored, -127, 127)
-                                               : 0);
+      sc[s] =
+          static_cast<int8_t>(d_stored > 0 ? nearest_clamped(scale[s] / d_stored, -127, 127) : 0);
       const float step = d_stored * static_cast<float>(sc[s]);
       for (int i = 0; i < 16; ++i)
         codes[16 * s + i] = static_cast<uint8_t>(

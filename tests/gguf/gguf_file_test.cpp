@@ -161,7 +161,7 @@ TEST(GgufFile, TensorInfosAndViews) {
   EXPECT_EQ(g->tensor("zzz").status().code(), StatusCode::kNotFound);
 }
 
-TEST(GgufFile, QuantizedTensorsParseButDoNotLoad) {
+TEST(GgufFile, QuantizedTensorsLoadAndUnknownTypesAreNamed) {
   GgufWriter w;
   // q8_0: blocks of 32 elements in 34 bytes; 2 rows of 64 = 4 blocks.
   ASSERT_TRUE(w.add_tensor_raw("blk.0.attn_q.weight", static_cast<uint32_t>(GgmlType::kQ8_0),
@@ -170,17 +170,26 @@ TEST(GgufFile, QuantizedTensorsParseButDoNotLoad) {
   ASSERT_TRUE(w.add_tensor_raw("x", static_cast<uint32_t>(GgmlType::kBF16), {5},
                                std::vector<uint8_t>(10, 0))
                   .ok());
+  // q5_1 (32 elements in 24 bytes) is a ggml type tessera does not read.
+  ASSERT_TRUE(w.add_tensor_raw("blk.0.attn_k.weight", static_cast<uint32_t>(GgmlType::kQ5_1),
+                               {1, 32}, std::vector<uint8_t>(24, 0))
+                  .ok());
   auto g = parse(w, "quant.gguf");
   ASSERT_TRUE(g.ok()) << g.status().to_string();
   EXPECT_EQ(g->tensors()[0].type_name(), "q8_0");
   EXPECT_EQ(g->tensors()[0].bytes, 136u);
   EXPECT_EQ(g->tensors()[1].type_name(), "bf16");
-  auto t = g->tensor("blk.0.attn_q.weight");
+  auto q8 = g->tensor("blk.0.attn_q.weight");
+  ASSERT_TRUE(q8.ok()) << q8.status().to_string();
+  EXPECT_EQ(q8->describe(), "q8_0[2, 64]");
+  EXPECT_EQ(q8->bytes(), 136u);
+  auto t = g->tensor("blk.0.attn_k.weight");
   EXPECT_EQ(t.status().code(), StatusCode::kUnimplemented);
-  EXPECT_NE(t.status().message().find("blk.0.attn_q.weight"), std::string::npos);
-  EXPECT_NE(t.status().message().find("q8_0"), std::string::npos);
+  EXPECT_NE(t.status().message().find("blk.0.attn_k.weight"), std::string::npos);
+  EXPECT_NE(t.status().message().find("q5_1"), std::string::npos);
+  EXPECT_NE(t.status().message().find("tessera quantize"), std::string::npos);
   EXPECT_EQ(ggml_type_name(2), "q4_0");
-  EXPECT_EQ(ggml_type_name(14), "q6_k");
+  EXPECT_EQ(ggml_type_name(14), "q6_K");           // ggml's spelling, as dtype_name gives it
   EXPECT_EQ(ggml_type_name(4), "unknown type 4");  // removed from ggml
 }
 

@@ -245,7 +245,7 @@ TEST(GgufModel, TensorErrorsNameTheTensorAndShapes) {
         << m.status().to_string();
   }
   {
-    // q8_0 in an expected slot: recognised, but not loadable.
+    // q8_0 in an expected slot with the wrong shape: the shape is named.
     auto m = load(with_tensor("blk.0.ffn_up.weight", static_cast<uint32_t>(GgmlType::kQ8_0),
                               {12, 32}, 12 * 34),
                   "quant.gguf");
@@ -253,15 +253,15 @@ TEST(GgufModel, TensorErrorsNameTheTensorAndShapes) {
     EXPECT_EQ(m.status().code(), StatusCode::kDataLoss);  // the shape [12, 32] is wrong first
   }
   {
-    // Right shape, unsupported type: ffn_up is [hidden=12, dim=8]; q4_0 blocks are 32 wide,
-    // so use bf16, whose rows have no block constraint.
-    auto m = load(with_tensor("blk.0.ffn_up.weight", static_cast<uint32_t>(GgmlType::kBF16),
-                              {12, 8}, 12 * 8 * 2),
-                  "bf16.gguf");
+    // Right shape, unsupported type: ffn_up is [hidden=12, dim=8]; block types
+    // are 32 wide or more, so use f64, whose rows have no block constraint.
+    auto m = load(with_tensor("blk.0.ffn_up.weight", static_cast<uint32_t>(GgmlType::kF64), {12, 8},
+                              12 * 8 * 8),
+                  "f64.gguf");
     ASSERT_FALSE(m.ok());
     EXPECT_EQ(m.status().code(), StatusCode::kUnimplemented);
     EXPECT_NE(m.status().message().find("blk.0.ffn_up.weight"), std::string::npos);
-    EXPECT_NE(m.status().message().find("bf16"), std::string::npos);
+    EXPECT_NE(m.status().message().find("f64"), std::string::npos);
   }
   {
     auto m = load(with_tensor("token_embd.weight", f32, {10, 8, 1}, 80 * 4), "embd.gguf");

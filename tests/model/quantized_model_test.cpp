@@ -4,8 +4,8 @@
 // back to f32 (the kernels read the blocks exactly as GGUF lays them out).
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -24,7 +24,8 @@ namespace {
 const std::string kModels = std::string(TESSERA_SHARED_DIR) + "/models/";
 
 // `source` rewritten as `target`, in the build tree.
-std::string quantized(const std::string& source, const std::string& target, const std::string& tag) {
+std::string quantized(const std::string& source, const std::string& target,
+                      const std::string& tag) {
   const std::string dir = std::string(TESSERA_BINARY_DIR) + "/test-models";
   std::filesystem::create_directories(dir);
   const std::string out = dir + "/" + tag + "-" + target + ".gguf";
@@ -80,8 +81,9 @@ TEST(QuantizedModels, Q8_0StaysWithinOnePercentOfF32) {
   const double q8 = mean_nll(quantized(kModels + "stories260K.gguf", "q8_0", "stories260K"));
   const double q4 = mean_nll(quantized(kModels + "stories260K.gguf", "q4_0", "stories260K"));
   const double q4km = mean_nll(quantized(kModels + "stories260K.gguf", "q4_K_M", "stories260K"));
-  std::printf("stories260K perplexity over 256 tokens: f32 %.4f, q8_0 %.4f, q4_K_M %.4f, q4_0 %.4f\n",
-              std::exp(f32), std::exp(q8), std::exp(q4km), std::exp(q4));
+  std::printf(
+      "stories260K perplexity over 256 tokens: f32 %.4f, q8_0 %.4f, q4_K_M %.4f, q4_0 %.4f\n",
+      std::exp(f32), std::exp(q8), std::exp(q4km), std::exp(q4));
   EXPECT_LT(std::abs(std::exp(q8) / std::exp(f32) - 1), 0.01);
   // What 4 bits cost a 260K-parameter model is reported, not bounded, but it
   // must still be a model (not noise: ppl far below the 512-token vocab).
@@ -97,8 +99,8 @@ TEST_P(QuantizedEqualsDequantized, WithinHalfAPercent) {
   // The same weights, decoded back to f32 by the reference decoder.
   auto t = find_quantize_target("f32");
   ASSERT_TRUE(t.ok());
-  const std::string back = std::string(TESSERA_BINARY_DIR) + "/test-models/stories260K-" + target +
-                           "-as-f32.gguf";
+  const std::string back =
+      std::string(TESSERA_BINARY_DIR) + "/test-models/stories260K-" + target + "-as-f32.gguf";
   ASSERT_TRUE(quantize_gguf(q, back, *t).ok());
   const double ppl_q = std::exp(mean_nll(q));
   const double ppl_back = std::exp(mean_nll(back));

@@ -34,7 +34,8 @@ TEST(BlockFormats, SizesAreGgmls) {
 TEST(BlockFormats, Q8_0BlockDecodesAsDefined) {
   std::vector<uint8_t> block(34);
   put_half(block, 0, 0.5f);
-  for (int i = 0; i < 32; ++i) block[2 + i] = static_cast<uint8_t>(static_cast<int8_t>(i * 8 - 127));
+  for (int i = 0; i < 32; ++i)
+    block[2 + i] = static_cast<uint8_t>(static_cast<int8_t>(i * 8 - 127));
   std::vector<float> x(32);
   dequantize_row(DType::kQ8_0, block.data(), 32, x.data());
   for (int i = 0; i < 32; ++i) EXPECT_EQ(x[i], 0.5f * static_cast<float>(i * 8 - 127)) << i;
@@ -73,7 +74,8 @@ TEST(BlockFormats, Q4_KBlockDecodesAsDefined) {
   // the low nibbles and 2i + 1 in the high ones.
   for (int i = 0; i < 4; ++i)
     for (int l = 0; l < 32; ++l)
-      block[16 + 32 * i + l] = static_cast<uint8_t>(((64 * i + l) % 16) | (((64 * i + 32 + l) % 16) << 4));
+      block[16 + 32 * i + l] =
+          static_cast<uint8_t>(((64 * i + l) % 16) | (((64 * i + 32 + l) % 16) << 4));
   std::vector<float> x(256);
   dequantize_row(DType::kQ4_K, block.data(), 256, x.data());
   for (int e = 0; e < 256; ++e) {
@@ -106,8 +108,7 @@ TEST(BlockFormats, Q6_KBlockDecodesAsDefined) {
   std::vector<float> x(256);
   dequantize_row(DType::kQ6_K, block.data(), 256, x.data());
   for (int e = 0; e < 256; ++e)
-    EXPECT_EQ(x[e], 0.25f * static_cast<float>(e / 16 - 8) * static_cast<float>(code(e) - 32))
-        << e;
+    EXPECT_EQ(x[e], 0.25f * static_cast<float>(e / 16 - 8) * static_cast<float>(code(e) - 32)) << e;
 }
 
 // Relative RMS error of one quantize/dequantize round trip of Gaussian rows.
