@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "backends/cpu/dot_kernels.h"
 #include "backends/cpu/f16.h"
 #include "backends/cpu/rope_table.h"
 #include "core/compressor/compressor.h"
@@ -114,21 +115,57 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& out, ThreadPool* poo
   TESSERA_DCHECK(out.dim(0) == n && out.dim(1) == m, "matmul: out is [n, m]");
   TESSERA_DCHECK(inner_contiguous(x) && inner_contiguous(w) && inner_contiguous(out),
                  "matmul: inner stride");
-  const bool converted_rows = w.dtype != DType::kF32;
-  if (converted_rows) reserve_or_die(*pool, static_cast<std::size_t>(k));
-
+  const DotKernels& kernels = best_dot_kernels();
   const float* xd = x.f32();
   const int64_t xs = x.stride[0];
   float* od = out.f32();
   const int64_t os = out.stride[0];
+  const auto* wd = static_cast<const uint8_t*>(w.data);
+  const auto row_bytes = [&](int64_t j) { return wd + dtype_row_bytes(w.dtype, j * w.stride[0]); };
+
+  // q8_0 and q4_0 weights meet activations quantized to Q8 blocks, once per
+  // token for all the rows (integer dot products).
+  if (w.dtype == DType::kQ8_0 || w.dtype == DType::kQ4_0) {
+    const int64_t blocks = k / 32;
+    auto* xq = static_cast<Q8Block*>(
+        pool->shared_scratch(static_cast<std::size_t>(n * blocks) * sizeof(Q8Block)));
+    TESSERA_CHECK(xq != nullptr, "cpu kernels: out of memory for quantized activations");
+    pool->parallel_for(
+        0, n,
+        [&](int64_t begin, int64_t end, int) {
+          for (int64_t t = begin; t < end; ++t) kernels.quantize_q8(xd + t * xs, k, xq + t * blocks);
+        },
+        min_chunk_for(k));
+    const auto dot_row = w.dtype == DType::kQ8_0 ? kernels.q8_0 : kernels.q4_0;
+    pool->parallel_for(
+        0, m,
+        [&](int64_t begin, int64_t end, int) {
+          for (int64_t j = begin; j < end; ++j) {
+            const uint8_t* row = row_bytes(j);
+            for (int64_t t = 0; t < n; ++t) od[t * os + j] = dot_row(row, xq + t * blocks, blocks);
+          }
+        },
+        min_chunk_for(n * k / 4));
+    return;
+  }
+
+  // f32 and f16 rows are read in place; the other types are decoded into a
+  // scratch row first (the reference decoder), then dotted as f32.
+  const bool decoded_rows = w.dtype != DType::kF32 && w.dtype != DType::kF16;
+  if (decoded_rows) reserve_or_die(*pool, static_cast<std::size_t>(k));
   pool->parallel_for(
       0, m,
       [&](int64_t begin, int64_t end, int thread) {
-        float* converted = converted_rows ? pool->scratch(thread) : nullptr;
+        float* decoded = decoded_rows ? pool->scratch(thread) : nullptr;
         for (int64_t j = begin; j < end; ++j) {
-          const float* row = weight_row(w, j, k, converted);
+          if (w.dtype == DType::kF16) {
+            const auto* row = reinterpret_cast<const uint16_t*>(row_bytes(j));
+            for (int64_t t = 0; t < n; ++t) od[t * os + j] = kernels.f16(row, xd + t * xs, k);
+            continue;
+          }
+          const float* row = weight_row(w, j, k, decoded);
           // The row stays in cache while every token reads it.
-          for (int64_t t = 0; t < n; ++t) od[t * os + j] = dot(row, xd + t * xs, k);
+          for (int64_t t = 0; t < n; ++t) od[t * os + j] = kernels.f32(row, xd + t * xs, k);
         }
       },
       min_chunk_for(n * k));

@@ -39,6 +39,17 @@ bool ThreadPool::reserve_scratch(std::size_t floats) {
   return true;
 }
 
+void* ThreadPool::shared_scratch(std::size_t bytes) {
+  if (bytes > shared_bytes_) {
+    const std::size_t size = std::max(bytes, shared_bytes_ + shared_bytes_ / 2);
+    std::unique_ptr<std::byte[]> grown(new (std::nothrow) std::byte[size]);
+    if (!grown) return nullptr;
+    shared_ = std::move(grown);
+    shared_bytes_ = size;
+  }
+  return shared_.get();
+}
+
 void ThreadPool::run_chunk(const Job& job, int chunk) {
   // Chunk c covers [begin + len*c/chunks, begin + len*(c+1)/chunks).
   const int64_t len = job.end - job.begin;

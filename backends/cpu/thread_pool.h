@@ -54,6 +54,11 @@ class ThreadPool {
   float* scratch(int thread) { return scratch_[static_cast<std::size_t>(thread)].get(); }
   std::size_t scratch_size() const { return scratch_floats_; }
 
+  // One buffer every thread may read (e.g. activations quantized once for
+  // all the threads' rows), grown like the scratch: call on the dispatching
+  // thread before parallel_for. Null when the memory cannot be had.
+  void* shared_scratch(std::size_t bytes);
+
  private:
   struct ChunkFn {
     void* ctx;
@@ -74,6 +79,8 @@ class ThreadPool {
   std::vector<std::thread> workers_;
   std::vector<std::unique_ptr<float[]>> scratch_;
   std::size_t scratch_floats_ = 0;
+  std::unique_ptr<std::byte[]> shared_;
+  std::size_t shared_bytes_ = 0;
 
   std::mutex dispatch_mutex_;  // one parallel_for at a time
   std::mutex mutex_;           // guards the fields below

@@ -1,0 +1,169 @@
+// AVX2 + FMA + F16C versions of dot_kernels.h, compiled for those features
+// function by function (the rest of the build stays baseline x86-64) and
+// chosen at run time only on a CPU that has them. Same order, same bits as
+// the scalar reference.
+#include <cstring>
+
+#include "backends/cpu/dot_kernels.h"
+#include "backends/cpu/dot_order.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+
+#define TESSERA_AVX2 __attribute__((target("avx2,fma,f16c")))
+
+namespace tessera::cpu {
+namespace {
+
+// The eight-lane tree of sum_eight_lanes on a register.
+TESSERA_AVX2 inline float sum_lanes(__m256 v) {
+  const __m128 halves = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 pairs = _mm_add_ps(halves, _mm_movehl_ps(halves, halves));
+  return _mm_cvtss_f32(_mm_add_ss(pairs, _mm_movehdup_ps(pairs)));
+}
+
+// The 32 float lanes as four 8-lane accumulators; then the tail, in order.
+TESSERA_AVX2 float dot_f32(const float* w, const float* x, int64_t k) {
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0;
+  int64_t i = 0;
+  for (; i + kFloatLanes <= k; i += kFloatLanes) {
+    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i), _mm256_loadu_ps(x + i), acc0);
+    acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i + 8), _mm256_loadu_ps(x + i + 8), acc1);
+    acc2 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i + 16), _mm256_loadu_ps(x + i + 16), acc2);
+    acc3 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i + 24), _mm256_loadu_ps(x + i + 24), acc3);
+  }
+  float r = sum_lanes(_mm256_add_ps(_mm256_add_ps(acc0, acc1), _mm256_add_ps(acc2, acc3)));
+  for (; i < k; ++i) r = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(w[i]), _mm_set_ss(x[i]), _mm_set_ss(r)));
+  return r;
+}
+
+TESSERA_AVX2 inline __m256 load_f16(const uint16_t* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+TESSERA_AVX2 float dot_f16(const uint16_t* w, const float* x, int64_t k) {
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0;
+  int64_t i = 0;
+  for (; i + kFloatLanes <= k; i += kFloatLanes) {
+    acc0 = _mm256_fmadd_ps(load_f16(w + i), _mm256_loadu_ps(x + i), acc0);
+    acc1 = _mm256_fmadd_ps(load_f16(w + i + 8), _mm256_loadu_ps(x + i + 8), acc1);
+    acc2 = _mm256_fmadd_ps(load_f16(w + i + 16), _mm256_loadu_ps(x + i + 16), acc2);
+    acc3 = _mm256_fmadd_ps(load_f16(w + i + 24), _mm256_loadu_ps(x + i + 24), acc3);
+  }
+  float r = sum_lanes(_mm256_add_ps(_mm256_add_ps(acc0, acc1), _mm256_add_ps(acc2, acc3)));
+  for (; i < k; ++i) {
+    const float wi = _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(w[i])));
+    r = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(wi), _mm_set_ss(x[i]), _mm_set_ss(r)));
+  }
+  return r;
+}
+
+TESSERA_AVX2 inline float half_scale(const uint8_t* block) {
+  uint16_t h;
+  std::memcpy(&h, block, 2);
+  return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(h)));
+}
+
+// Eight int32 sums of four consecutive products of signed bytes, as floats.
+TESSERA_AVX2 inline __m256 block_sums(__m256i w, __m256i x) {
+  const __m256i products = _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w));
+  return _mm256_cvtepi32_ps(_mm256_madd_epi16(products, _mm256_set1_epi16(1)));
+}
+
+template <typename Unpack>
+TESSERA_AVX2 inline float dot_int_blocks(Unpack unpack, const Q8Block* x, int64_t blocks) {
+  __m256 even = _mm256_setzero_ps(), odd = even;
+  int64_t b = 0;
+  for (; b + 2 <= blocks; b += 2) {
+    float d0, d1;
+    const __m256i w0 = unpack(b, d0), w1 = unpack(b + 1, d1);
+    const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].q));
+    const __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b + 1].q));
+    even = _mm256_fmadd_ps(_mm256_set1_ps(d0 * x[b].d), block_sums(w0, x0), even);
+    odd = _mm256_fmadd_ps(_mm256_set1_ps(d1 * x[b + 1].d), block_sums(w1, x1), odd);
+  }
+  if (b < blocks) {
+    float d0;
+    const __m256i w0 = unpack(b, d0);
+    const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].q));
+    even = _mm256_fmadd_ps(_mm256_set1_ps(d0 * x[b].d), block_sums(w0, x0), even);
+  }
+  return sum_lanes(_mm256_add_ps(even, odd));
+}
+
+TESSERA_AVX2 float dot_q8_0(const uint8_t* w, const Q8Block* x, int64_t blocks) {
+  return dot_int_blocks(
+      [w](int64_t b, float& d) TESSERA_AVX2 {
+        const uint8_t* block = w + b * kQ8_0Bytes;
+        d = half_scale(block);
+        return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 2));
+      },
+      x, blocks);
+}
+
+TESSERA_AVX2 float dot_q4_0(const uint8_t* w, const Q8Block* x, int64_t blocks) {
+  return dot_int_blocks(
+      [w](int64_t b, float& d) TESSERA_AVX2 {
+        const uint8_t* block = w + b * kQ4_0Bytes;
+        d = half_scale(block);
+        const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2));
+        const __m128i low = _mm_and_si128(packed, _mm_set1_epi8(0x0F));
+        const __m128i high = _mm_and_si128(_mm_srli_epi16(packed, 4), _mm_set1_epi8(0x0F));
+        // Elements 0..15 are the low nibbles, 16..31 the high ones.
+        const __m256i codes = _mm256_set_m128i(high, low);
+        return _mm256_sub_epi8(codes, _mm256_set1_epi8(8));
+      },
+      x, blocks);
+}
+
+TESSERA_AVX2 void quantize_q8(const float* x, int64_t k, Q8Block* out) {
+  const __m256 sign_bit = _mm256_set1_ps(-0.0f);
+  for (int64_t b = 0; b < k / 32; ++b, x += 32) {
+    __m256 v[4];
+    __m256 amax = _mm256_setzero_ps();
+    for (int j = 0; j < 4; ++j) {
+      v[j] = _mm256_loadu_ps(x + 8 * j);
+      amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign_bit, v[j]));
+    }
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_max_ss(m, _mm_movehdup_ps(m));
+    const float d = _mm_cvtss_f32(m) / 127.0f;
+    const float inverse = d > 0 ? 1.0f / d : 0.0f;
+    out[b].d = d;
+    const __m256 scale = _mm256_set1_ps(inverse);
+    __m256i q[4];
+    for (int j = 0; j < 4; ++j) {
+      // Round to nearest even (the default mode, as std::nearbyint), clamp.
+      __m256 r = _mm256_round_ps(_mm256_mul_ps(v[j], scale),
+                                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      r = _mm256_min_ps(_mm256_max_ps(r, _mm256_set1_ps(-127.0f)), _mm256_set1_ps(127.0f));
+      q[j] = _mm256_cvtps_epi32(r);
+    }
+    // Pack 32 int32 to int8 in element order (the packs interleave 128-bit lanes).
+    const __m256i words = _mm256_packs_epi32(q[0], q[1]);
+    const __m256i words2 = _mm256_packs_epi32(q[2], q[3]);
+    __m256i bytes = _mm256_packs_epi16(words, words2);
+    bytes = _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out[b].q), bytes);
+  }
+}
+
+}  // namespace
+
+const DotKernels* avx2_dot_kernels() {
+  static const bool supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                                __builtin_cpu_supports("f16c");
+  static const DotKernels kernels{"avx2", dot_f32, dot_f16, dot_q8_0, dot_q4_0, quantize_q8};
+  return supported ? &kernels : nullptr;
+}
+
+}  // namespace tessera::cpu
+
+#else
+
+namespace tessera::cpu {
+const DotKernels* avx2_dot_kernels() { return nullptr; }
+}  // namespace tessera::cpu
+
+#endif
