@@ -123,9 +123,24 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& out, ThreadPool* poo
   const auto* wd = static_cast<const uint8_t*>(w.data);
   const auto row_bytes = [&](int64_t j) { return wd + dtype_row_bytes(w.dtype, j * w.stride[0]); };
 
-  // q8_0 and q4_0 weights meet activations quantized to Q8 blocks, once per
-  // token for all the rows (integer dot products).
-  if (w.dtype == DType::kQ8_0 || w.dtype == DType::kQ4_0) {
+  // Block-quantized weights (q8_0, q4_0, q4_K, q6_K) meet activations
+  // quantized to Q8 blocks, once per token for all the rows (integer dot
+  // products).
+  const auto integer_dot = [&]() -> float (*)(const uint8_t*, const Q8Block*, int64_t) {
+    switch (w.dtype) {
+      case DType::kQ8_0:
+        return kernels.q8_0;
+      case DType::kQ4_0:
+        return kernels.q4_0;
+      case DType::kQ4_K:
+        return kernels.q4_K;
+      case DType::kQ6_K:
+        return kernels.q6_K;
+      default:
+        return nullptr;
+    }
+  }();
+  if (integer_dot != nullptr) {
     const int64_t blocks = k / 32;
     auto* xq = static_cast<Q8Block*>(
         pool->shared_scratch(static_cast<std::size_t>(n * blocks) * sizeof(Q8Block)));
@@ -133,10 +148,11 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& out, ThreadPool* poo
     pool->parallel_for(
         0, n,
         [&](int64_t begin, int64_t end, int) {
-          for (int64_t t = begin; t < end; ++t) kernels.quantize_q8(xd + t * xs, k, xq + t * blocks);
+          for (int64_t t = begin; t < end; ++t)
+            kernels.quantize_q8(xd + t * xs, k, xq + t * blocks);
         },
         min_chunk_for(k));
-    const auto dot_row = w.dtype == DType::kQ8_0 ? kernels.q8_0 : kernels.q4_0;
+    const auto dot_row = integer_dot;
     pool->parallel_for(
         0, m,
         [&](int64_t begin, int64_t end, int) {
@@ -149,8 +165,8 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& out, ThreadPool* poo
     return;
   }
 
-  // f32 and f16 rows are read in place; the other types are decoded into a
-  // scratch row first (the reference decoder), then dotted as f32.
+  // f32 and f16 rows are read in place; bf16 rows are decoded into a scratch
+  // row first (the reference decoder), then dotted as f32.
   const bool decoded_rows = w.dtype != DType::kF32 && w.dtype != DType::kF16;
   if (decoded_rows) reserve_or_die(*pool, static_cast<std::size_t>(k));
   pool->parallel_for(

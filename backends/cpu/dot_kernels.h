@@ -13,6 +13,11 @@
 //    of 32, eight exact int32 sums of four consecutive products; lane l of
 //    accumulator b % 2 takes fma(d_w * d_x, float(sum_l), acc); the two
 //    accumulators are added lane by lane, then the same eight-lane tree.
+//    The k-quants do the same per block of 32 (a q4_K sub-block; half a
+//    q6_K sub-block pair, lanes 0-3 and 4-7 taking their own sub-scale), the
+//    scale being (d * sub_scale) * d_x; q4_K's minimums are summed apart, in
+//    block order, fma((dmin * m) * d_x, float(sum of x's codes), mins), and
+//    subtracted at the end.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +28,7 @@ namespace tessera::cpu {
 // [-127, 127], d = max|x| / 127 (an f32, so no fp16 rounding of the scale).
 struct Q8Block {
   float d;
+  int32_t sum;  // of q: for the k-quants' minimums
   int8_t q[32];
 };
 
@@ -33,6 +39,9 @@ struct DotKernels {
   // w: `blocks` blocks of ggml q8_0 / q4_0; x: as many Q8Blocks.
   float (*q8_0)(const uint8_t* w, const Q8Block* x, int64_t blocks);
   float (*q4_0)(const uint8_t* w, const Q8Block* x, int64_t blocks);
+  // w: blocks / 8 super-blocks of ggml q4_K / q6_K; x: `blocks` Q8Blocks.
+  float (*q4_K)(const uint8_t* w, const Q8Block* x, int64_t blocks);
+  float (*q6_K)(const uint8_t* w, const Q8Block* x, int64_t blocks);
   // k (a multiple of 32) floats -> k / 32 blocks.
   void (*quantize_q8)(const float* x, int64_t k, Q8Block* out);
 };

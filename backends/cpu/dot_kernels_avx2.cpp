@@ -6,6 +6,7 @@
 
 #include "backends/cpu/dot_kernels.h"
 #include "backends/cpu/dot_order.h"
+#include "core/tensor/block_quant.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -33,7 +34,8 @@ TESSERA_AVX2 float dot_f32(const float* w, const float* x, int64_t k) {
     acc3 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i + 24), _mm256_loadu_ps(x + i + 24), acc3);
   }
   float r = sum_lanes(_mm256_add_ps(_mm256_add_ps(acc0, acc1), _mm256_add_ps(acc2, acc3)));
-  for (; i < k; ++i) r = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(w[i]), _mm_set_ss(x[i]), _mm_set_ss(r)));
+  for (; i < k; ++i)
+    r = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(w[i]), _mm_set_ss(x[i]), _mm_set_ss(r)));
   return r;
 }
 
@@ -116,6 +118,66 @@ TESSERA_AVX2 float dot_q4_0(const uint8_t* w, const Q8Block* x, int64_t blocks) 
       x, blocks);
 }
 
+// Eight int32 sums of four consecutive products of unsigned codes (0..63)
+// with signed bytes, as floats.
+TESSERA_AVX2 inline __m256 unsigned_block_sums(__m256i codes, __m256i x) {
+  return _mm256_cvtepi32_ps(
+      _mm256_madd_epi16(_mm256_maddubs_epi16(codes, x), _mm256_set1_epi16(1)));
+}
+
+TESSERA_AVX2 inline __m256i load_codes(const Q8Block& x) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.q));
+}
+
+TESSERA_AVX2 float dot_q4_K(const uint8_t* w, const Q8Block* x, int64_t blocks) {
+  __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+  float mins = 0;
+  const __m256i nibble = _mm256_set1_epi8(0x0F);
+  for (int64_t c = 0; c < blocks; ++c) {
+    const uint8_t* super = w + (c / 8) * kQ4_KBytes;
+    const int s = static_cast<int>(c % 8);
+    int sc, m;
+    q4_K_scale_min(s, super + 4, sc, m);
+    const __m256i packed =
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(super + 16 + 32 * (s / 2)));
+    const __m256i codes = _mm256_and_si256(s % 2 ? _mm256_srli_epi16(packed, 4) : packed, nibble);
+    const float scale = (half_scale(super) * static_cast<float>(sc)) * x[c].d;
+    acc[c & 1] = _mm256_fmadd_ps(_mm256_set1_ps(scale),
+                                 unsigned_block_sums(codes, load_codes(x[c])), acc[c & 1]);
+    const float min_scale = (half_scale(super + 2) * static_cast<float>(m)) * x[c].d;
+    mins = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(min_scale),
+                                      _mm_set_ss(static_cast<float>(x[c].sum)), _mm_set_ss(mins)));
+  }
+  return sum_lanes(_mm256_add_ps(acc[0], acc[1])) - mins;
+}
+
+TESSERA_AVX2 float dot_q6_K(const uint8_t* w, const Q8Block* x, int64_t blocks) {
+  __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+  const __m256i nibble = _mm256_set1_epi8(0x0F), pair = _mm256_set1_epi8(3);
+  for (int64_t c = 0; c < blocks; ++c) {
+    const uint8_t* super = w + (c / 8) * kQ6_KBytes;
+    const int j = static_cast<int>(c % 8), half = j / 4, part = j % 4;
+    const __m256i low_bytes =
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(super + 64 * half + 32 * (part & 1)));
+    const __m256i high_bytes =
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(super + 128 + 32 * half));
+    const __m256i low =
+        _mm256_and_si256(_mm256_srl_epi16(low_bytes, _mm_cvtsi32_si128(4 * (part >> 1))), nibble);
+    const __m256i high =
+        _mm256_and_si256(_mm256_srl_epi16(high_bytes, _mm_cvtsi32_si128(2 * part)), pair);
+    const __m256i codes =
+        _mm256_sub_epi8(_mm256_or_si256(low, _mm256_slli_epi16(high, 4)), _mm256_set1_epi8(32));
+    const auto* sub_scales = reinterpret_cast<const int8_t*>(super + 192) + 8 * half + 2 * part;
+    const float d = half_scale(super + 208);
+    const float first = (d * static_cast<float>(sub_scales[0])) * x[c].d;
+    const float second = (d * static_cast<float>(sub_scales[1])) * x[c].d;
+    const __m256 scales =
+        _mm256_setr_ps(first, first, first, first, second, second, second, second);
+    acc[c & 1] = _mm256_fmadd_ps(scales, block_sums(codes, load_codes(x[c])), acc[c & 1]);
+  }
+  return sum_lanes(_mm256_add_ps(acc[0], acc[1]));
+}
+
 TESSERA_AVX2 void quantize_q8(const float* x, int64_t k, Q8Block* out) {
   const __m256 sign_bit = _mm256_set1_ps(-0.0f);
   for (int64_t b = 0; b < k / 32; ++b, x += 32) {
@@ -146,6 +208,12 @@ TESSERA_AVX2 void quantize_q8(const float* x, int64_t k, Q8Block* out) {
     __m256i bytes = _mm256_packs_epi16(words, words2);
     bytes = _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out[b].q), bytes);
+    const __m256i pair_sums =
+        _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), bytes), _mm256_set1_epi16(1));
+    const __m128i quads =
+        _mm_add_epi32(_mm256_castsi256_si128(pair_sums), _mm256_extracti128_si256(pair_sums, 1));
+    const __m128i twos = _mm_add_epi32(quads, _mm_unpackhi_epi64(quads, quads));
+    out[b].sum = _mm_cvtsi128_si32(_mm_add_epi32(twos, _mm_shuffle_epi32(twos, 1)));
   }
 }
 
@@ -154,7 +222,8 @@ TESSERA_AVX2 void quantize_q8(const float* x, int64_t k, Q8Block* out) {
 const DotKernels* avx2_dot_kernels() {
   static const bool supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
                                 __builtin_cpu_supports("f16c");
-  static const DotKernels kernels{"avx2", dot_f32, dot_f16, dot_q8_0, dot_q4_0, quantize_q8};
+  static const DotKernels kernels{"avx2",   dot_f32,  dot_f16,  dot_q8_0,
+                                  dot_q4_0, dot_q4_K, dot_q6_K, quantize_q8};
   return supported ? &kernels : nullptr;
 }
 
@@ -163,7 +232,9 @@ const DotKernels* avx2_dot_kernels() {
 #else
 
 namespace tessera::cpu {
-const DotKernels* avx2_dot_kernels() { return nullptr; }
+const DotKernels* avx2_dot_kernels() {
+  return nullptr;
+}
 }  // namespace tessera::cpu
 
 #endif

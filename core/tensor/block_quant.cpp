@@ -93,17 +93,6 @@ void quantize_q4_0(const float* x, int64_t blocks, uint8_t* dst) {
 // ---- q4_K ----
 // Layout: d (2), dmin (2), scales (12), qs (128) = 144 bytes.
 
-// Sub-block j's 6-bit scale and min from the 12 packed bytes.
-void q4k_scale_min(int j, const uint8_t* packed, int& scale, int& min) {
-  if (j < 4) {
-    scale = packed[j] & 63;
-    min = packed[j + 4] & 63;
-  } else {
-    scale = (packed[j + 4] & 0xF) | ((packed[j - 4] >> 6) << 4);
-    min = (packed[j + 4] >> 4) | ((packed[j] >> 6) << 4);
-  }
-}
-
 void dequantize_q4_K(const uint8_t* src, int64_t blocks, float* dst) {
   for (int64_t b = 0; b < blocks; ++b, src += 144) {
     const float d = load_half(src);
@@ -112,8 +101,8 @@ void dequantize_q4_K(const uint8_t* src, int64_t blocks, float* dst) {
     const uint8_t* q = src + 16;
     for (int pair = 0; pair < 4; ++pair, q += 32) {
       int sc0, m0, sc1, m1;
-      q4k_scale_min(2 * pair, packed, sc0, m0);
-      q4k_scale_min(2 * pair + 1, packed, sc1, m1);
+      q4_K_scale_min(2 * pair, packed, sc0, m0);
+      q4_K_scale_min(2 * pair + 1, packed, sc1, m1);
       const float d0 = d * static_cast<float>(sc0), min0 = dmin * static_cast<float>(m0);
       const float d1 = d * static_cast<float>(sc1), min1 = dmin * static_cast<float>(m1);
       for (int l = 0; l < 32; ++l) *dst++ = d0 * static_cast<float>(q[l] & 0xF) - min0;

@@ -28,4 +28,16 @@ void dequantize_row(DType dtype, const void* src, int64_t n, float* dst);
 // range, then every element to its nearest code. Deterministic.
 void quantize_row(DType dtype, const float* src, int64_t n, void* dst);
 
+// q4_K sub-block j's (0..7) 6-bit scale and min from the 12 packed bytes that
+// follow d and dmin (shared with the backends' kernels).
+inline void q4_K_scale_min(int j, const uint8_t* packed, int& scale, int& min) {
+  if (j < 4) {
+    scale = packed[j] & 63;
+    min = packed[j + 4] & 63;
+  } else {
+    scale = (packed[j + 4] & 0xF) | ((packed[j - 4] >> 6) << 4);
+    min = (packed[j + 4] >> 4) | ((packed[j] >> 6) << 4);
+  }
+}
+
 }  // namespace tessera

@@ -15,7 +15,9 @@
 namespace tessera::cpu {
 namespace {
 
-bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+bool same_bits(float a, float b) {
+  return std::memcmp(&a, &b, sizeof a) == 0;
+}
 
 std::vector<float> gaussian(std::size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -39,7 +41,8 @@ TEST(DotKernels, FloatRowsMatchTheReferenceBitwise) {
   const DotKernels& ref = scalar_dot_kernels();
   for (const DotKernels* fast : fast_kernels())
     for (const int64_t k : kLengths) {
-      const std::vector<float> w = gaussian(static_cast<std::size_t>(k), 1), x = gaussian(w.size(), 2);
+      const std::vector<float> w = gaussian(static_cast<std::size_t>(k), 1),
+                               x = gaussian(w.size(), 2);
       std::vector<uint16_t> w16(w.size());
       for (std::size_t i = 0; i < w.size(); ++i) w16[i] = float_to_half(w[i]);
       EXPECT_TRUE(same_bits(fast->f32(w.data(), x.data(), k), ref.f32(w.data(), x.data(), k)))
@@ -52,7 +55,8 @@ TEST(DotKernels, FloatRowsMatchTheReferenceBitwise) {
 TEST(DotKernels, FloatRowsComputeTheDotProduct) {
   const DotKernels& ref = scalar_dot_kernels();
   for (const int64_t k : kLengths) {
-    const std::vector<float> w = gaussian(static_cast<std::size_t>(k), 3), x = gaussian(w.size(), 4);
+    const std::vector<float> w = gaussian(static_cast<std::size_t>(k), 3),
+                             x = gaussian(w.size(), 4);
     double exact = 0, magnitude = 0;
     for (std::size_t i = 0; i < w.size(); ++i) {
       exact += static_cast<double>(w[i]) * x[i];
@@ -79,11 +83,25 @@ BlockRow block_row(DType dtype, int64_t blocks, uint32_t seed) {
   return row;
 }
 
+float (*integer_kernel(const DotKernels& set, DType dtype))(const uint8_t*, const Q8Block*,
+                                                            int64_t) {
+  switch (dtype) {
+    case DType::kQ8_0:
+      return set.q8_0;
+    case DType::kQ4_0:
+      return set.q4_0;
+    case DType::kQ4_K:
+      return set.q4_K;
+    default:
+      return set.q6_K;
+  }
+}
+
 TEST(DotKernels, IntegerRowsMatchTheReferenceBitwise) {
   if (fast_kernels().empty()) GTEST_SKIP() << "no SIMD kernels on this CPU";
   const DotKernels& ref = scalar_dot_kernels();
   for (const DotKernels* fast : fast_kernels())
-    for (const int64_t blocks : {1, 2, 3, 7, 64, 129}) {
+    for (const int64_t blocks : {1, 2, 3, 7, 8, 24, 64, 129}) {
       const int64_t k = 32 * blocks;
       std::vector<float> x = gaussian(static_cast<std::size_t>(k), 5);
       x[3] = 0;  // a zero, and a block of zeros (scale 0)
@@ -94,12 +112,13 @@ TEST(DotKernels, IntegerRowsMatchTheReferenceBitwise) {
       for (int64_t b = 0; b < blocks; ++b) {
         ASSERT_TRUE(same_bits(xq_ref[b].d, xq_fast[b].d)) << fast->name << " block " << b;
         ASSERT_EQ(std::memcmp(xq_ref[b].q, xq_fast[b].q, 32), 0) << fast->name << " block " << b;
+        ASSERT_EQ(xq_ref[b].sum, xq_fast[b].sum) << fast->name << " block " << b;
       }
-      for (const DType dtype : {DType::kQ8_0, DType::kQ4_0}) {
+      for (const DType dtype : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ6_K}) {
+        if (blocks % (dtype_layout(dtype).block_elements / 32) != 0) continue;
         const BlockRow w = block_row(dtype, blocks, 6);
         const auto kernel = [&](const DotKernels& set) {
-          return dtype == DType::kQ8_0 ? set.q8_0(w.bytes.data(), xq_ref.data(), blocks)
-                                       : set.q4_0(w.bytes.data(), xq_ref.data(), blocks);
+          return integer_kernel(set, dtype)(w.bytes.data(), xq_ref.data(), blocks);
         };
         EXPECT_TRUE(same_bits(kernel(*fast), kernel(ref)))
             << fast->name << " " << dtype_name(dtype) << " blocks " << blocks;
@@ -109,7 +128,7 @@ TEST(DotKernels, IntegerRowsMatchTheReferenceBitwise) {
 
 TEST(DotKernels, IntegerRowsComputeTheDotOfTheDecodedRows) {
   const DotKernels& ref = scalar_dot_kernels();
-  for (const DType dtype : {DType::kQ8_0, DType::kQ4_0}) {
+  for (const DType dtype : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ6_K}) {
     const int64_t blocks = 64, k = 32 * blocks;
     const BlockRow w = block_row(dtype, blocks, 7);
     const std::vector<float> x = gaussian(static_cast<std::size_t>(k), 8);
@@ -120,8 +139,7 @@ TEST(DotKernels, IntegerRowsComputeTheDotOfTheDecodedRows) {
       exact += static_cast<double>(w.decoded[i]) * x[i];
       magnitude += std::abs(static_cast<double>(w.decoded[i]) * x[i]);
     }
-    const float got = dtype == DType::kQ8_0 ? ref.q8_0(w.bytes.data(), xq.data(), blocks)
-                                            : ref.q4_0(w.bytes.data(), xq.data(), blocks);
+    const float got = integer_kernel(ref, dtype)(w.bytes.data(), xq.data(), blocks);
     // The activations' q8 rounding: about 1/254 of each |x| at worst, far
     // less on average over 2048 products.
     EXPECT_NEAR(got, exact, 0.01 * magnitude) << dtype_name(dtype);
