@@ -132,7 +132,8 @@ TEST(QuantizedModels, KQuantsScoreLikeTheirWeightsInF32) {
   const std::string back = dir + "/synthetic-256-q4_K_M-as-f32.gguf";
   ASSERT_TRUE(quantize_gguf(q4km, back, *t).ok());
   // Random weights give near-uniform predictions, so compare the logits
-  // themselves rather than perplexities.
+  // themselves: the differences come from the activations' q8 rounding (the
+  // k-quant kernels' integer dot products), small against the logits' spread.
   const auto logits = [](const std::string& path) {
     auto config = Config::parse("[model]\npath = \"" + path + "\"\n", "k.toml");
     auto engine = Engine::create(*config, support::build_tree_registry());
@@ -149,13 +150,19 @@ TEST(QuantizedModels, KQuantsScoreLikeTheirWeightsInF32) {
   };
   const std::vector<float> a = logits(q4km), b = logits(back);
   ASSERT_EQ(a.size(), b.size());
-  double worst = 0, scale = 0;
+  double mean = 0;
+  for (float v : b) mean += v;
+  mean /= static_cast<double>(b.size());
+  double diff = 0, spread = 0;
   for (std::size_t i = 0; i < a.size(); ++i) {
-    worst = std::max(worst, std::abs(static_cast<double>(a[i]) - b[i]));
-    scale = std::max(scale, std::abs(static_cast<double>(b[i])));
+    diff += (a[i] - static_cast<double>(b[i])) * (a[i] - static_cast<double>(b[i]));
+    spread += (b[i] - mean) * (b[i] - mean);
   }
-  EXPECT_GT(scale, 0);
-  EXPECT_LE(worst, 0.005 * scale);
+  const double relative = std::sqrt(diff / spread);
+  std::printf("q4_K_M logits against their weights in f32: relative RMS difference %.4f\n",
+              relative);
+  EXPECT_GT(spread, 0);
+  EXPECT_LT(relative, 0.02);
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, QuantizedEqualsDequantized,
