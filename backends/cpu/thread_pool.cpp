@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <new>
+#include <thread>
 
 #include "core/status/status.h"
 
@@ -18,7 +19,7 @@ ThreadPool::ThreadPool(int threads)
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    stop_ = true;
+    stop_.store(true);
   }
   wake_.notify_all();
   for (std::thread& w : workers_) w.join();
@@ -58,6 +59,18 @@ void ThreadPool::run_chunk(const Job& job, int chunk) {
   if (b < e) job.fn.call(job.fn.ctx, b, e, chunk);
 }
 
+namespace {
+
+// A short pause inside spin loops: lets the sibling hyper-thread run and
+// saves power; a plain no-op where there is no such instruction.
+inline void spin_pause() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+}  // namespace
+
 void ThreadPool::run(int64_t begin, int64_t end, int64_t min_chunk, ChunkFn fn) {
   const int64_t len = end - begin;
   if (len <= 0) return;
@@ -71,31 +84,52 @@ void ThreadPool::run(int64_t begin, int64_t end, int64_t min_chunk, ChunkFn fn) 
     run_chunk(job, 0);
     return;
   }
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    job_ = job;
-    pending_ = chunks - 1;
-    ++generation_;
+  // Publish the job, then the new generation: a worker that sees the
+  // generation (acquire) sees the job. Spinning workers start at once;
+  // sleeping ones are woken under the mutex, so none misses the change.
+  // Every worker checks in, needed or not, so none is still reading job_
+  // when the next dispatch overwrites it.
+  job_ = job;
+  pending_.store(threads_ - 1);
+  generation_.fetch_add(1);
+  if (sleepers_.load() > 0) {
+    { std::lock_guard<std::mutex> lock(mutex_); }
+    wake_.notify_all();
   }
-  wake_.notify_all();
   run_chunk(job, 0);
-  std::unique_lock<std::mutex> lock(mutex_);
-  done_.wait(lock, [this] { return pending_ == 0; });
+  // The other chunks are running now: wait for them briefly by spinning,
+  // then by giving the core away (a shared core may be running them).
+  for (int spins = 0; pending_.load() != 0; ++spins) {
+    if (spins < kSpinsBeforeYield) {
+      spin_pause();
+    } else {
+      std::this_thread::yield();
+    }
+  }
 }
 
 void ThreadPool::worker_loop(int thread) {
   uint64_t seen = 0;
-  std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-    if (stop_) return;
-    seen = generation_;
+    // Between the ops of one forward the next job comes within microseconds:
+    // spin for it first, then sleep until woken.
+    uint64_t now = generation_.load();
+    for (int spins = 0; now == seen && !stop_.load() && spins < kSpinsBeforeSleep; ++spins) {
+      spin_pause();
+      now = generation_.load();
+    }
+    if (now == seen) {
+      std::unique_lock<std::mutex> lock(mutex_);
+      sleepers_.fetch_add(1);
+      wake_.wait(lock, [&] { return stop_.load() || generation_.load() != seen; });
+      sleepers_.fetch_sub(1);
+      now = generation_.load();
+    }
+    if (stop_.load()) return;
+    seen = now;
     const Job job = job_;
-    if (thread >= job.chunks) continue;  // not needed this time
-    lock.unlock();
-    run_chunk(job, thread);
-    lock.lock();
-    if (--pending_ == 0) done_.notify_one();
+    if (thread < job.chunks) run_chunk(job, thread);
+    pending_.fetch_sub(1);
   }
 }
 

@@ -4,9 +4,14 @@
 // same result for any thread count.
 //
 // Dispatch never allocates: the callable is passed by reference (a function
-// ref, not std::function) and the workers wait on a condition variable.
+// ref, not std::function). Idle workers spin on an atomic generation counter
+// for a short while (the next op of a forward comes within microseconds),
+// then sleep on a condition variable, so a pool left idle costs nothing and
+// shared cores are not held; the dispatcher waits for the other chunks by
+// spinning briefly, then yielding.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -82,14 +87,19 @@ class ThreadPool {
   std::unique_ptr<std::byte[]> shared_;
   std::size_t shared_bytes_ = 0;
 
+  // About 50 to 100 microseconds of spinning before a worker sleeps, a few
+  // before the dispatcher yields.
+  static constexpr int kSpinsBeforeSleep = 20000;
+  static constexpr int kSpinsBeforeYield = 2000;
+
   std::mutex dispatch_mutex_;  // one parallel_for at a time
-  std::mutex mutex_;           // guards the fields below
+  std::mutex mutex_;           // for sleeping workers
   std::condition_variable wake_;
-  std::condition_variable done_;
-  Job job_;
-  uint64_t generation_ = 0;
-  int pending_ = 0;  // workers still running the current job
-  bool stop_ = false;
+  Job job_;  // written before generation_ is bumped
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<int> pending_{0};   // workers that have not finished the current job
+  std::atomic<int> sleepers_{0};  // workers waiting on wake_
+  std::atomic<bool> stop_{false};
 };
 
 }  // namespace tessera::cpu

@@ -12,29 +12,17 @@
 #include <vector>
 
 #include "core/engine/perplexity.h"
-#include "core/gguf/gguf_quantize.h"
-#include "core/gguf/synthetic_model.h"
 #include "core/io/text_file.h"
 #include "core/model/model.h"
+#include "tests/model/quantized_models.h"
 #include "tests/support/shared_model_engine.h"
 
 namespace tessera {
 namespace {
 
-const std::string kModels = std::string(TESSERA_SHARED_DIR) + "/models/";
-
-// `source` rewritten as `target`, in the build tree.
-std::string quantized(const std::string& source, const std::string& target,
-                      const std::string& tag) {
-  const std::string dir = std::string(TESSERA_BINARY_DIR) + "/test-models";
-  std::filesystem::create_directories(dir);
-  const std::string out = dir + "/" + tag + "-" + target + ".gguf";
-  auto t = find_quantize_target(target);
-  EXPECT_TRUE(t.ok());
-  auto result = quantize_gguf(source, out, *t);
-  EXPECT_TRUE(result.ok()) << result.status().to_string();
-  return out;
-}
+using testing::kSharedModels;
+using testing::quantized;
+const std::string& kModels = kSharedModels;
 
 // Mean NLL over the first 256 predictions of the TinyStories excerpt.
 double mean_nll(const std::string& model_path) {
@@ -110,14 +98,8 @@ TEST_P(QuantizedEqualsDequantized, WithinHalfAPercent) {
 // The shipped models' rows (64 to 384 wide) are no whole 256-blocks, so the
 // k-quants are checked on a small model of random weights made for it.
 TEST(QuantizedModels, KQuantsScoreLikeTheirWeightsInF32) {
-  const std::string dir = std::string(TESSERA_BINARY_DIR) + "/test-models";
-  std::filesystem::create_directories(dir);
-  SyntheticModelSpec spec;
-  spec.dim = 256, spec.layers = 2, spec.heads = 4, spec.kv_heads = 2, spec.ffn = 512;
-  spec.dtype = DType::kF32;
-  spec.vocab_from = kModels + "ggml-vocab-llama-spm.gguf";
-  const std::string f32 = dir + "/synthetic-256.gguf";
-  ASSERT_TRUE(make_synthetic_model(spec, f32).ok());
+  const std::string dir = testing::test_model_dir();
+  const std::string f32 = testing::synthetic_256();
   const std::string q4km = quantized(f32, "q4_K_M", "synthetic-256");
   auto model = load_model(q4km, std::nullopt);
   ASSERT_TRUE(model.ok()) << model.status().to_string();
