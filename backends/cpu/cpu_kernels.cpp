@@ -126,20 +126,7 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& out, ThreadPool* poo
   // Block-quantized weights (q8_0, q4_0, q4_K, q6_K) meet activations
   // quantized to Q8 blocks, once per token for all the rows (integer dot
   // products).
-  const auto integer_dot = [&]() -> float (*)(const uint8_t*, const Q8Block*, int64_t) {
-    switch (w.dtype) {
-      case DType::kQ8_0:
-        return kernels.q8_0;
-      case DType::kQ4_0:
-        return kernels.q4_0;
-      case DType::kQ4_K:
-        return kernels.q4_K;
-      case DType::kQ6_K:
-        return kernels.q6_K;
-      default:
-        return nullptr;
-    }
-  }();
+  const IntegerDot integer_dot = integer_dot_for(kernels, w.dtype);
   if (integer_dot != nullptr) {
     const int64_t blocks = k / 32;
     auto* xq = static_cast<Q8Block*>(

@@ -22,6 +22,8 @@
 
 #include <cstdint>
 
+#include "core/tensor/dtype.h"
+
 namespace tessera::cpu {
 
 // An activation block for the integer kernels: 32 values as d * q, q in
@@ -45,6 +47,11 @@ struct DotKernels {
   // k (a multiple of 32) floats -> k / 32 blocks.
   void (*quantize_q8)(const float* x, int64_t k, Q8Block* out);
 };
+
+using IntegerDot = float (*)(const uint8_t* w, const Q8Block* x, int64_t blocks);
+// The set's integer kernel for weights of a block type (q8_0, q4_0, q4_K,
+// q6_K), or null for the others.
+IntegerDot integer_dot_for(const DotKernels& set, DType dtype);
 
 // The portable reference.
 const DotKernels& scalar_dot_kernels();

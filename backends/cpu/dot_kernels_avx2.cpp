@@ -23,41 +23,48 @@ TESSERA_AVX2 inline float sum_lanes(__m256 v) {
   return _mm_cvtss_f32(_mm_add_ss(pairs, _mm_movehdup_ps(pairs)));
 }
 
-// The 32 float lanes as four 8-lane accumulators; then the tail, in order.
-TESSERA_AVX2 float dot_f32(const float* w, const float* x, int64_t k) {
-  __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0;
-  int64_t i = 0;
-  for (; i + kFloatLanes <= k; i += kFloatLanes) {
-    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i), _mm256_loadu_ps(x + i), acc0);
-    acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i + 8), _mm256_loadu_ps(x + i + 8), acc1);
-    acc2 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i + 16), _mm256_loadu_ps(x + i + 16), acc2);
-    acc3 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i + 24), _mm256_loadu_ps(x + i + 24), acc3);
-  }
-  float r = sum_lanes(_mm256_add_ps(_mm256_add_ps(acc0, acc1), _mm256_add_ps(acc2, acc3)));
-  for (; i < k; ++i)
-    r = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(w[i]), _mm_set_ss(x[i]), _mm_set_ss(r)));
-  return r;
-}
-
 TESSERA_AVX2 inline __m256 load_f16(const uint16_t* p) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
+TESSERA_AVX2 inline __m256 load_f32(const float* p) {
+  return _mm256_loadu_ps(p);
+}
+TESSERA_AVX2 inline float to_f32(float v) {
+  return v;
+}
+TESSERA_AVX2 inline float to_f32(uint16_t h) {
+  return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(h)));
+}
+TESSERA_AVX2 inline __m256 load8(const float* p) {
+  return load_f32(p);
+}
+TESSERA_AVX2 inline __m256 load8(const uint16_t* p) {
+  return load_f16(p);
+}
 
-TESSERA_AVX2 float dot_f16(const uint16_t* w, const float* x, int64_t k) {
+// The 32 float lanes as four 8-lane accumulators; then the tail, in order.
+template <typename Weight>
+TESSERA_AVX2 inline float dot_float_rows(const Weight* w, const float* x, int64_t k) {
   __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0;
   int64_t i = 0;
   for (; i + kFloatLanes <= k; i += kFloatLanes) {
-    acc0 = _mm256_fmadd_ps(load_f16(w + i), _mm256_loadu_ps(x + i), acc0);
-    acc1 = _mm256_fmadd_ps(load_f16(w + i + 8), _mm256_loadu_ps(x + i + 8), acc1);
-    acc2 = _mm256_fmadd_ps(load_f16(w + i + 16), _mm256_loadu_ps(x + i + 16), acc2);
-    acc3 = _mm256_fmadd_ps(load_f16(w + i + 24), _mm256_loadu_ps(x + i + 24), acc3);
+    acc0 = _mm256_fmadd_ps(load8(w + i), _mm256_loadu_ps(x + i), acc0);
+    acc1 = _mm256_fmadd_ps(load8(w + i + 8), _mm256_loadu_ps(x + i + 8), acc1);
+    acc2 = _mm256_fmadd_ps(load8(w + i + 16), _mm256_loadu_ps(x + i + 16), acc2);
+    acc3 = _mm256_fmadd_ps(load8(w + i + 24), _mm256_loadu_ps(x + i + 24), acc3);
   }
   float r = sum_lanes(_mm256_add_ps(_mm256_add_ps(acc0, acc1), _mm256_add_ps(acc2, acc3)));
-  for (; i < k; ++i) {
-    const float wi = _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(w[i])));
-    r = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(wi), _mm_set_ss(x[i]), _mm_set_ss(r)));
-  }
+  for (; i < k; ++i)
+    r = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(to_f32(w[i])), _mm_set_ss(x[i]), _mm_set_ss(r)));
   return r;
+}
+
+TESSERA_AVX2 float dot_f32(const float* w, const float* x, int64_t k) {
+  return dot_float_rows(w, x, k);
+}
+
+TESSERA_AVX2 float dot_f16(const uint16_t* w, const float* x, int64_t k) {
+  return dot_float_rows(w, x, k);
 }
 
 TESSERA_AVX2 inline float half_scale(const uint8_t* block) {

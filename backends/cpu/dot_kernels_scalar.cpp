@@ -169,6 +169,21 @@ const DotKernels& scalar_dot_kernels() {
   return kernels;
 }
 
+IntegerDot integer_dot_for(const DotKernels& set, DType dtype) {
+  switch (dtype) {
+    case DType::kQ8_0:
+      return set.q8_0;
+    case DType::kQ4_0:
+      return set.q4_0;
+    case DType::kQ4_K:
+      return set.q4_K;
+    case DType::kQ6_K:
+      return set.q6_K;
+    default:
+      return nullptr;
+  }
+}
+
 const DotKernels& best_dot_kernels() {
   static const DotKernels& chosen = [&]() -> const DotKernels& {
     const char* forced = std::getenv("TESSERA_CPU_KERNELS");

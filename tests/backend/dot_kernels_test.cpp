@@ -83,20 +83,6 @@ BlockRow block_row(DType dtype, int64_t blocks, uint32_t seed) {
   return row;
 }
 
-float (*integer_kernel(const DotKernels& set, DType dtype))(const uint8_t*, const Q8Block*,
-                                                            int64_t) {
-  switch (dtype) {
-    case DType::kQ8_0:
-      return set.q8_0;
-    case DType::kQ4_0:
-      return set.q4_0;
-    case DType::kQ4_K:
-      return set.q4_K;
-    default:
-      return set.q6_K;
-  }
-}
-
 TEST(DotKernels, IntegerRowsMatchTheReferenceBitwise) {
   if (fast_kernels().empty()) GTEST_SKIP() << "no SIMD kernels on this CPU";
   const DotKernels& ref = scalar_dot_kernels();
@@ -118,7 +104,7 @@ TEST(DotKernels, IntegerRowsMatchTheReferenceBitwise) {
         if (blocks % (dtype_layout(dtype).block_elements / 32) != 0) continue;
         const BlockRow w = block_row(dtype, blocks, 6);
         const auto kernel = [&](const DotKernels& set) {
-          return integer_kernel(set, dtype)(w.bytes.data(), xq_ref.data(), blocks);
+          return integer_dot_for(set, dtype)(w.bytes.data(), xq_ref.data(), blocks);
         };
         EXPECT_TRUE(same_bits(kernel(*fast), kernel(ref)))
             << fast->name << " " << dtype_name(dtype) << " blocks " << blocks;
@@ -139,7 +125,7 @@ TEST(DotKernels, IntegerRowsComputeTheDotOfTheDecodedRows) {
       exact += static_cast<double>(w.decoded[i]) * x[i];
       magnitude += std::abs(static_cast<double>(w.decoded[i]) * x[i]);
     }
-    const float got = integer_kernel(ref, dtype)(w.bytes.data(), xq.data(), blocks);
+    const float got = integer_dot_for(ref, dtype)(w.bytes.data(), xq.data(), blocks);
     // The activations' q8 rounding: about 1/254 of each |x| at worst, far
     // less on average over 2048 products.
     EXPECT_NEAR(got, exact, 0.01 * magnitude) << dtype_name(dtype);

@@ -44,12 +44,13 @@ std::vector<TypedModel> typed_models() {
   std::vector<TypedModel> out = {{"f32", stories}};
   for (const char* target : {"f16", "bf16", "q8_0", "q4_0"})
     out.push_back({target, testing::quantized(stories, target, "stories260K")});
-  out.push_back({"q4_K_M", testing::quantized(testing::synthetic_256(), "q4_K_M", "synthetic-256")});
+  out.push_back(
+      {"q4_K_M", testing::quantized(testing::synthetic_256(), "q4_K_M", "synthetic-256")});
   return out;
 }
 
 TEST(BatchInvariance, EveryWeightTypeAtOneAndTwoThreads) {
-  const std::vector<int32_t> tokens = {1, 415, 264, 86, 310, 291, 403, 32, 260, 268, 336, 291,
+  const std::vector<int32_t> tokens = {1,   415, 264, 86,  310, 291, 403, 32,  260, 268, 336, 291,
                                        371, 278, 264, 401, 299, 345, 310, 323, 427, 261, 302, 311};
   for (const TypedModel& model : typed_models()) {
     std::vector<float> first;
