@@ -57,5 +57,6 @@ int run_plugins(int argc, char** argv);
 int run_sweep(int argc, char** argv);
 int run_quantize(int argc, char** argv);
 int run_make_model(int argc, char** argv);
+int run_bench(int argc, char** argv);
 
 }  // namespace tessera::cli

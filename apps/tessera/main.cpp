@@ -19,6 +19,7 @@ commands:
   generate     stream text from a model:   tessera generate --config configs/stories260k.toml --prompt "Once upon a time"
   perplexity   score a text file:          tessera perplexity --config configs/stories260k.toml --text story.txt
   sweep        measure a grid of configs:  tessera sweep --config sweeps/codec-window.toml --out results/codec-window
+  bench        prompt and generation speed: tessera bench --config configs/stories260k.toml --threads 1,2
   inspect      describe a model file:      tessera inspect stories260K.gguf
   quantize     convert a model's weights:  tessera quantize stories260K.gguf stories260K-q8_0.gguf q8_0
   make-model   random weights, real shape: tessera make-model --shape 110m --vocab-from VOCAB.gguf --out 110m.gguf
@@ -40,6 +41,7 @@ int run_command(int argc, char** argv) {
   if (command == "perplexity") return run_perplexity(argc - 1, argv + 1);
   if (command == "sweep") return run_sweep(argc - 1, argv + 1);
   if (command == "inspect") return run_inspect(argc - 1, argv + 1);
+  if (command == "bench") return run_bench(argc - 1, argv + 1);
   if (command == "quantize") return run_quantize(argc - 1, argv + 1);
   if (command == "make-model") return run_make_model(argc - 1, argv + 1);
   if (command == "plugins") return run_plugins(argc - 1, argv + 1);
