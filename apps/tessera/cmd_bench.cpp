@@ -113,12 +113,14 @@ int run_bench(int argc, char** argv) {
   options.add_options()("help,h", "show this help")(
       "config,c", po::value<std::string>()->required(), "TOML config file")(
       "model,m", po::value<std::string>(), "model file (overrides model.path)")(
-      "prompt-tokens,p", po::value<int64_t>()->default_value(128), "prompt length (pp test; 0: none)")(
-      "gen-tokens,n", po::value<int64_t>()->default_value(64), "tokens generated (tg test; 0: none)")(
+      "prompt-tokens,p", po::value<int64_t>()->default_value(128),
+      "prompt length (pp test; 0: none)")("gen-tokens,n", po::value<int64_t>()->default_value(64),
+                                          "tokens generated (tg test; 0: none)")(
       "repeat,r", po::value<int>()->default_value(5), "runs per test (median and range reported)")(
       "threads,t", po::value<std::string>()->default_value("1"), "thread counts, e.g. 1,2")(
-      "csv", "print CSV instead of a table")(
-      "set,s", po::value<std::vector<std::string>>()->composing(), "override a config key (repeatable)");
+      "csv", "print CSV instead of a table")("set,s",
+                                             po::value<std::vector<std::string>>()->composing(),
+                                             "override a config key (repeatable)");
   po::variables_map values;
   int exit_code = 0;
   if (!parse_arguments(argc, argv, options, {},
@@ -142,8 +144,9 @@ comparisons with llama.cpp belong to interleaved runs (docs/performance.md).
   const int64_t gen = values["gen-tokens"].as<int64_t>();
   const int repeat = values["repeat"].as<int>();
   if (prompt < 0 || gen < 0 || (prompt == 0 && gen == 0) || repeat < 1) {
-    std::fprintf(stderr, "tessera bench: --prompt-tokens and --gen-tokens must be >= 0 (not both "
-                         "0), --repeat >= 1\n");
+    std::fprintf(stderr,
+                 "tessera bench: --prompt-tokens and --gen-tokens must be >= 0 (not both "
+                 "0), --repeat >= 1\n");
     return kExitUsage;
   }
   auto overrides = set_overrides(values);
@@ -172,8 +175,7 @@ comparisons with llama.cpp belong to interleaved runs (docs/performance.md).
       }
       std::sort(speeds.begin(), speeds.end());
       const std::size_t mid = speeds.size() / 2;
-      const double median =
-          speeds.size() % 2 ? speeds[mid] : (speeds[mid - 1] + speeds[mid]) / 2;
+      const double median = speeds.size() % 2 ? speeds[mid] : (speeds[mid - 1] + speeds[mid]) / 2;
       rows.push_back({t, (is_prompt ? "pp" : "tg") + std::to_string(n), median, speeds.front(),
                       speeds.back()});
       std::fprintf(stderr, "bench: %s at %d thread%s done\n", rows.back().test.c_str(), t,

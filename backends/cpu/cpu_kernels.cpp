@@ -152,23 +152,22 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& out, ThreadPool* poo
     return;
   }
 
-  // f32 and f16 rows are read in place; bf16 rows are decoded into a scratch
-  // row first (the reference decoder), then dotted as f32.
-  const bool decoded_rows = w.dtype != DType::kF32 && w.dtype != DType::kF16;
-  if (decoded_rows) reserve_or_die(*pool, static_cast<std::size_t>(k));
+  // f32, f16 and bf16 rows are read in place, converted in registers.
+  TESSERA_DCHECK(w.dtype == DType::kF32 || w.dtype == DType::kF16 || w.dtype == DType::kBF16,
+                 "matmul: weight type without a kernel");
   pool->parallel_for(
       0, m,
-      [&](int64_t begin, int64_t end, int thread) {
-        float* decoded = decoded_rows ? pool->scratch(thread) : nullptr;
+      [&](int64_t begin, int64_t end, int) {
         for (int64_t j = begin; j < end; ++j) {
-          if (w.dtype == DType::kF16) {
-            const auto* row = reinterpret_cast<const uint16_t*>(row_bytes(j));
-            for (int64_t t = 0; t < n; ++t) od[t * os + j] = kernels.f16(row, xd + t * xs, k);
-            continue;
-          }
-          const float* row = weight_row(w, j, k, decoded);
           // The row stays in cache while every token reads it.
-          for (int64_t t = 0; t < n; ++t) od[t * os + j] = kernels.f32(row, xd + t * xs, k);
+          if (w.dtype == DType::kF32) {
+            const auto* row = reinterpret_cast<const float*>(row_bytes(j));
+            for (int64_t t = 0; t < n; ++t) od[t * os + j] = kernels.f32(row, xd + t * xs, k);
+          } else {
+            const auto* row = reinterpret_cast<const uint16_t*>(row_bytes(j));
+            const auto dot = w.dtype == DType::kF16 ? kernels.f16 : kernels.bf16;
+            for (int64_t t = 0; t < n; ++t) od[t * os + j] = dot(row, xd + t * xs, k);
+          }
         }
       },
       min_chunk_for(n * k));

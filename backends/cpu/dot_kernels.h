@@ -4,7 +4,7 @@
 // they give the same bits and a token's logits do not depend on the path, the
 // batch it is in or the thread count (docs/performance.md, "Summation order"):
 //
-//  - float rows (f32, f16 weights; x f32): 32 lanes; lane l accumulates
+//  - float rows (f32, f16, bf16 weights; x f32): 32 lanes; lane l accumulates
 //    fma(w[i], x[i], acc) over i = l (mod 32) of the 32-aligned prefix; lanes
 //    l, l + 8, l + 16, l + 24 are added as (a + b) + (c + d), the eight sums
 //    as ((s0 + s4) + (s2 + s6)) + ((s1 + s5) + (s3 + s7)); then the tail, in
@@ -38,6 +38,7 @@ struct DotKernels {
   const char* name;  // "scalar", "avx2"
   float (*f32)(const float* w, const float* x, int64_t k);
   float (*f16)(const uint16_t* w, const float* x, int64_t k);
+  float (*bf16)(const uint16_t* w, const float* x, int64_t k);
   // w: `blocks` blocks of ggml q8_0 / q4_0; x: as many Q8Blocks.
   float (*q8_0)(const uint8_t* w, const Q8Block* x, int64_t blocks);
   float (*q4_0)(const uint8_t* w, const Q8Block* x, int64_t blocks);

@@ -23,23 +23,29 @@ TESSERA_AVX2 inline float sum_lanes(__m256 v) {
   return _mm_cvtss_f32(_mm_add_ss(pairs, _mm_movehdup_ps(pairs)));
 }
 
-TESSERA_AVX2 inline __m256 load_f16(const uint16_t* p) {
-  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-}
-TESSERA_AVX2 inline __m256 load_f32(const float* p) {
+// The three float-row weight types: 8 floats from a pointer, and one.
+TESSERA_AVX2 inline __m256 load8(const float* p) {
   return _mm256_loadu_ps(p);
 }
 TESSERA_AVX2 inline float to_f32(float v) {
   return v;
 }
+TESSERA_AVX2 inline __m256 load8(const uint16_t* p) {  // f16
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
 TESSERA_AVX2 inline float to_f32(uint16_t h) {
   return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(h)));
 }
-TESSERA_AVX2 inline __m256 load8(const float* p) {
-  return load_f32(p);
+// bf16 is the top half of an f32: widen and shift.
+struct Bf16 {
+  uint16_t bits;
+};
+TESSERA_AVX2 inline __m256 load8(const Bf16* p) {
+  const __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
 }
-TESSERA_AVX2 inline __m256 load8(const uint16_t* p) {
-  return load_f16(p);
+TESSERA_AVX2 inline float to_f32(Bf16 b) {
+  return bf16_to_float(b.bits);
 }
 
 // The 32 float lanes as four 8-lane accumulators; then the tail, in order.
@@ -65,6 +71,10 @@ TESSERA_AVX2 float dot_f32(const float* w, const float* x, int64_t k) {
 
 TESSERA_AVX2 float dot_f16(const uint16_t* w, const float* x, int64_t k) {
   return dot_float_rows(w, x, k);
+}
+
+TESSERA_AVX2 float dot_bf16(const uint16_t* w, const float* x, int64_t k) {
+  return dot_float_rows(reinterpret_cast<const Bf16*>(w), x, k);
 }
 
 TESSERA_AVX2 inline float half_scale(const uint8_t* block) {
@@ -229,7 +239,7 @@ TESSERA_AVX2 void quantize_q8(const float* x, int64_t k, Q8Block* out) {
 const DotKernels* avx2_dot_kernels() {
   static const bool supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
                                 __builtin_cpu_supports("f16c");
-  static const DotKernels kernels{"avx2",   dot_f32,  dot_f16,  dot_q8_0,
+  static const DotKernels kernels{"avx2",   dot_f32,  dot_f16,  dot_bf16,   dot_q8_0,
                                   dot_q4_0, dot_q4_K, dot_q6_K, quantize_q8};
   return supported ? &kernels : nullptr;
 }

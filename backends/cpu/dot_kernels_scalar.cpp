@@ -36,6 +36,10 @@ float dot_f16(const uint16_t* w, const float* x, int64_t k) {
   return dot_float_rows([w](int64_t i) { return f16_to_f32(w[i]); }, x, k);
 }
 
+float dot_bf16(const uint16_t* w, const float* x, int64_t k) {
+  return dot_float_rows([w](int64_t i) { return bf16_to_float(w[i]); }, x, k);
+}
+
 // Blocks of 32 int8 weights (unpacked by `unpack`, which also gives the
 // block's scale) against Q8 activations.
 template <typename Unpack>
@@ -164,7 +168,7 @@ void quantize_q8(const float* x, int64_t k, Q8Block* out) {
 }  // namespace
 
 const DotKernels& scalar_dot_kernels() {
-  static const DotKernels kernels{"scalar", dot_f32,  dot_f16,  dot_q8_0,
+  static const DotKernels kernels{"scalar", dot_f32,  dot_f16,  dot_bf16,   dot_q8_0,
                                   dot_q4_0, dot_q4_K, dot_q6_K, quantize_q8};
   return kernels;
 }

@@ -49,6 +49,10 @@ TEST(DotKernels, FloatRowsMatchTheReferenceBitwise) {
           << fast->name << " f32 k " << k;
       EXPECT_TRUE(same_bits(fast->f16(w16.data(), x.data(), k), ref.f16(w16.data(), x.data(), k)))
           << fast->name << " f16 k " << k;
+      std::vector<uint16_t> wb(w.size());
+      for (std::size_t i = 0; i < w.size(); ++i) wb[i] = float_to_bf16(w[i]);
+      EXPECT_TRUE(same_bits(fast->bf16(wb.data(), x.data(), k), ref.bf16(wb.data(), x.data(), k)))
+          << fast->name << " bf16 k " << k;
     }
 }
 
