@@ -10,16 +10,6 @@
 namespace tessera {
 namespace {
 
-// llama.cpp's general.file_type (enum llama_ftype) of each target.
-uint32_t file_type_of(const std::string& target) {
-  if (target == "f16") return 1;
-  if (target == "q4_0") return 2;
-  if (target == "q8_0") return 7;
-  if (target == "q4_K_M") return 15;
-  if (target == "bf16") return 32;
-  return 0;  // all f32
-}
-
 // The layer of "blk.N.something", or -1.
 int layer_of(const std::string& name) {
   if (name.rfind("blk.", 0) != 0) return -1;
@@ -59,6 +49,16 @@ DType storable_type(DType wanted, int64_t row_length) {
   return DType::kF16;
 }
 
+uint32_t llama_file_type(const std::string& mix) {
+  static const std::pair<const char*, uint32_t> kTypes[] = {
+      {"f32", 0},   {"f16", 1},     {"q4_0", 2},  {"q8_0", 7},
+      {"q4_K", 14}, {"q4_K_M", 15}, {"q6_K", 18}, {"bf16", 32},
+  };
+  for (const auto& [name, id] : kTypes)
+    if (mix == name) return id;
+  return 0;
+}
+
 const std::vector<QuantizeTarget>& quantize_targets() {
   static const std::vector<QuantizeTarget> targets = {
       {"q8_0", DType::kQ8_0}, {"q4_0", DType::kQ4_0}, {"q4_K_M", DType::kQ4_K},
@@ -86,7 +86,7 @@ Result<QuantizeResult> quantize_gguf(const std::string& in, const std::string& o
     if (kv.key == "general.alignment") continue;
     RETURN_IF_ERROR(writer.set_value(kv.key, kv.value).with_context(in));
   }
-  writer.set_u32("general.file_type", file_type_of(target.name));
+  writer.set_u32("general.file_type", llama_file_type(target.name));
   int layers = 0;
   for (const GgufTensorInfo& t : source.tensors()) layers = std::max(layers, layer_of(t.name) + 1);
 

@@ -21,6 +21,10 @@
 
 namespace tessera {
 
+// llama.cpp's general.file_type (enum llama_ftype) of a weight mix: "f32",
+// "f16", "bf16", "q8_0", "q4_0", "q4_K" (its Q4_K_S), "q4_K_M", "q6_K".
+uint32_t llama_file_type(const std::string& mix);
+
 // `wanted` when rows of `row_length` are whole blocks of it, else q8_0 when
 // they are whole blocks of 32, else f16.
 DType storable_type(DType wanted, int64_t row_length);

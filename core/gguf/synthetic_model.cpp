@@ -54,6 +54,7 @@ Status make_synthetic_model(const SyntheticModelSpec& spec, const std::string& o
   writer.set_u32("llama.rope.dimension_count", static_cast<uint32_t>(head_dim));
   writer.set_f32("llama.attention.layer_norm_rms_epsilon", 1e-5f);
   writer.set_f32("llama.rope.freq_base", 10000.0f);
+  writer.set_u32("general.file_type", llama_file_type(std::string(dtype_name(spec.dtype))));
 
   // Each tensor from its own seed, so a tensor's values do not depend on
   // which tensors came before it.
