@@ -123,9 +123,35 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& out, ThreadPool* poo
   const auto* wd = static_cast<const uint8_t*>(w.data);
   const auto row_bytes = [&](int64_t j) { return wd + dtype_row_bytes(w.dtype, j * w.stride[0]); };
 
-  // Block-quantized weights (q8_0, q4_0, q4_K, q6_K) meet activations
-  // quantized to Q8 blocks, once per token for all the rows (integer dot
-  // products).
+  // k-quant weights (q4_K, q6_K) meet activations quantized to Q8K blocks
+  // (one scale per 256), once per token for all the rows.
+  if (const KQuantDot kquant_dot = kquant_dot_for(kernels, w.dtype)) {
+    const int64_t supers = k / 256;
+    auto* xq = static_cast<Q8KBlock*>(
+        pool->shared_scratch(static_cast<std::size_t>(n * supers) * sizeof(Q8KBlock)));
+    TESSERA_CHECK(xq != nullptr, "cpu kernels: out of memory for quantized activations");
+    pool->parallel_for(
+        0, n,
+        [&](int64_t begin, int64_t end, int) {
+          for (int64_t t = begin; t < end; ++t)
+            kernels.quantize_q8k(xd + t * xs, k, xq + t * supers);
+        },
+        min_chunk_for(k));
+    pool->parallel_for(
+        0, m,
+        [&](int64_t begin, int64_t end, int) {
+          for (int64_t j = begin; j < end; ++j) {
+            const uint8_t* row = row_bytes(j);
+            for (int64_t t = 0; t < n; ++t)
+              od[t * os + j] = kquant_dot(row, xq + t * supers, supers);
+          }
+        },
+        min_chunk_for(n * k / 4));
+    return;
+  }
+
+  // q8_0 and q4_0 weights meet activations quantized to Q8 blocks (one scale
+  // per 32), once per token for all the rows (integer dot products).
   const IntegerDot integer_dot = integer_dot_for(kernels, w.dtype);
   if (integer_dot != nullptr) {
     const int64_t blocks = k / 32;

@@ -13,11 +13,14 @@
 //    of 32, eight exact int32 sums of four consecutive products; lane l of
 //    accumulator b % 2 takes fma(d_w * d_x, float(sum_l), acc); the two
 //    accumulators are added lane by lane, then the same eight-lane tree.
-//    The k-quants do the same per block of 32 (a q4_K sub-block; half a
-//    q6_K sub-block pair, lanes 0-3 and 4-7 taking their own sub-scale), the
-//    scale being (d * sub_scale) * d_x; q4_K's minimums are summed apart, in
-//    block order, fma((dmin * m) * d_x, float(sum of x's codes), mins), and
-//    subtracted at the end.
+//  - k-quant rows (q4_K, q6_K; x quantized to Q8KBlock, one scale per 256):
+//    per super-block of 256, eight exact int32 lane sums over its blocks of
+//    32 of sub_scale * (sum of four consecutive products) (q6_K: lanes 0-3
+//    and 4-7 take the two sub-scales of each block of 32); lane l of
+//    accumulator s % 2 takes fma(d_w * d_x, float(lane sum), acc); q4_K's
+//    minimums, sum over blocks of m * (x codes' sum), are one int per
+//    super-block, taken as fma(dmin_w * d_x, float(it), mins) in order and
+//    subtracted after the eight-lane tree.
 #pragma once
 
 #include <cstdint>
@@ -30,8 +33,15 @@ namespace tessera::cpu {
 // [-127, 127], d = max|x| / 127 (an f32, so no fp16 rounding of the scale).
 struct Q8Block {
   float d;
-  int32_t sum;  // of q: for the k-quants' minimums
   int8_t q[32];
+};
+
+// The same over 256 values (a k-quant super-block), with the sum of each 32
+// codes (q4_K's minimums need them).
+struct Q8KBlock {
+  float d;
+  int16_t sums[8];
+  int8_t q[256];
 };
 
 struct DotKernels {
@@ -42,17 +52,21 @@ struct DotKernels {
   // w: `blocks` blocks of ggml q8_0 / q4_0; x: as many Q8Blocks.
   float (*q8_0)(const uint8_t* w, const Q8Block* x, int64_t blocks);
   float (*q4_0)(const uint8_t* w, const Q8Block* x, int64_t blocks);
-  // w: blocks / 8 super-blocks of ggml q4_K / q6_K; x: `blocks` Q8Blocks.
-  float (*q4_K)(const uint8_t* w, const Q8Block* x, int64_t blocks);
-  float (*q6_K)(const uint8_t* w, const Q8Block* x, int64_t blocks);
+  // w: `supers` super-blocks of ggml q4_K / q6_K; x: as many Q8KBlocks.
+  float (*q4_K)(const uint8_t* w, const Q8KBlock* x, int64_t supers);
+  float (*q6_K)(const uint8_t* w, const Q8KBlock* x, int64_t supers);
   // k (a multiple of 32) floats -> k / 32 blocks.
   void (*quantize_q8)(const float* x, int64_t k, Q8Block* out);
+  // k (a multiple of 256) floats -> k / 256 blocks.
+  void (*quantize_q8k)(const float* x, int64_t k, Q8KBlock* out);
 };
 
 using IntegerDot = float (*)(const uint8_t* w, const Q8Block* x, int64_t blocks);
-// The set's integer kernel for weights of a block type (q8_0, q4_0, q4_K,
-// q6_K), or null for the others.
+using KQuantDot = float (*)(const uint8_t* w, const Q8KBlock* x, int64_t supers);
+// The set's kernel for q8_0 / q4_0 weights, or null for the other types.
 IntegerDot integer_dot_for(const DotKernels& set, DType dtype);
+// The set's kernel for q4_K / q6_K weights, or null for the other types.
+KQuantDot kquant_dot_for(const DotKernels& set, DType dtype);
 
 // The portable reference.
 const DotKernels& scalar_dot_kernels();

@@ -135,102 +135,132 @@ TESSERA_AVX2 float dot_q4_0(const uint8_t* w, const Q8Block* x, int64_t blocks) 
       x, blocks);
 }
 
-// Eight int32 sums of four consecutive products of unsigned codes (0..63)
-// with signed bytes, as floats.
-TESSERA_AVX2 inline __m256 unsigned_block_sums(__m256i codes, __m256i x) {
-  return _mm256_cvtepi32_ps(
-      _mm256_madd_epi16(_mm256_maddubs_epi16(codes, x), _mm256_set1_epi16(1)));
+TESSERA_AVX2 inline __m256i load32(const void* p) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
 }
 
-TESSERA_AVX2 inline __m256i load_codes(const Q8Block& x) {
-  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.q));
+// Eight int32 lanes: `scale` (int16, per pair of bytes) times the sums of
+// four consecutive products of unsigned codes (0..15) with signed bytes.
+TESSERA_AVX2 inline __m256i scaled_sums(__m256i codes, __m256i x, __m256i scale) {
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(codes, x), scale);
 }
 
-TESSERA_AVX2 float dot_q4_K(const uint8_t* w, const Q8Block* x, int64_t blocks) {
+TESSERA_AVX2 float dot_q4_K(const uint8_t* w, const Q8KBlock* x, int64_t supers) {
   __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
   float mins = 0;
   const __m256i nibble = _mm256_set1_epi8(0x0F);
-  for (int64_t c = 0; c < blocks; ++c) {
-    const uint8_t* super = w + (c / 8) * kQ4_KBytes;
-    const int s = static_cast<int>(c % 8);
-    int sc, m;
-    q4_K_scale_min(s, super + 4, sc, m);
-    const __m256i packed =
-        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(super + 16 + 32 * (s / 2)));
-    const __m256i codes = _mm256_and_si256(s % 2 ? _mm256_srli_epi16(packed, 4) : packed, nibble);
-    const float scale = (half_scale(super) * static_cast<float>(sc)) * x[c].d;
-    acc[c & 1] = _mm256_fmadd_ps(_mm256_set1_ps(scale),
-                                 unsigned_block_sums(codes, load_codes(x[c])), acc[c & 1]);
-    const float min_scale = (half_scale(super + 2) * static_cast<float>(m)) * x[c].d;
-    mins = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(min_scale),
-                                      _mm_set_ss(static_cast<float>(x[c].sum)), _mm_set_ss(mins)));
+  for (int64_t s = 0; s < supers; ++s) {
+    const uint8_t* super = w + s * kQ4_KBytes;
+    __m256i lanes = _mm256_setzero_si256();
+    int32_t min_sum = 0;
+    for (int pair = 0; pair < 4; ++pair) {
+      int sc0, m0, sc1, m1;
+      q4_K_scale_min(2 * pair, super + 4, sc0, m0);
+      q4_K_scale_min(2 * pair + 1, super + 4, sc1, m1);
+      const __m256i packed = load32(super + 16 + 32 * pair);
+      const __m256i low = _mm256_and_si256(packed, nibble);
+      const __m256i high = _mm256_and_si256(_mm256_srli_epi16(packed, 4), nibble);
+      lanes = _mm256_add_epi32(lanes, scaled_sums(low, load32(x[s].q + 64 * pair),
+                                                  _mm256_set1_epi16(static_cast<int16_t>(sc0))));
+      lanes = _mm256_add_epi32(lanes, scaled_sums(high, load32(x[s].q + 64 * pair + 32),
+                                                  _mm256_set1_epi16(static_cast<int16_t>(sc1))));
+      min_sum += m0 * x[s].sums[2 * pair] + m1 * x[s].sums[2 * pair + 1];
+    }
+    const float scale = half_scale(super) * x[s].d;
+    acc[s & 1] = _mm256_fmadd_ps(_mm256_set1_ps(scale), _mm256_cvtepi32_ps(lanes), acc[s & 1]);
+    mins = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(half_scale(super + 2) * x[s].d),
+                                      _mm_set_ss(static_cast<float>(min_sum)), _mm_set_ss(mins)));
   }
   return sum_lanes(_mm256_add_ps(acc[0], acc[1])) - mins;
 }
 
-TESSERA_AVX2 float dot_q6_K(const uint8_t* w, const Q8Block* x, int64_t blocks) {
+TESSERA_AVX2 float dot_q6_K(const uint8_t* w, const Q8KBlock* x, int64_t supers) {
   __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
-  const __m256i nibble = _mm256_set1_epi8(0x0F), pair = _mm256_set1_epi8(3);
-  for (int64_t c = 0; c < blocks; ++c) {
-    const uint8_t* super = w + (c / 8) * kQ6_KBytes;
-    const int j = static_cast<int>(c % 8), half = j / 4, part = j % 4;
-    const __m256i low_bytes =
-        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(super + 64 * half + 32 * (part & 1)));
-    const __m256i high_bytes =
-        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(super + 128 + 32 * half));
-    const __m256i low =
-        _mm256_and_si256(_mm256_srl_epi16(low_bytes, _mm_cvtsi32_si128(4 * (part >> 1))), nibble);
-    const __m256i high =
-        _mm256_and_si256(_mm256_srl_epi16(high_bytes, _mm_cvtsi32_si128(2 * part)), pair);
-    const __m256i codes =
-        _mm256_sub_epi8(_mm256_or_si256(low, _mm256_slli_epi16(high, 4)), _mm256_set1_epi8(32));
-    const auto* sub_scales = reinterpret_cast<const int8_t*>(super + 192) + 8 * half + 2 * part;
-    const float d = half_scale(super + 208);
-    const float first = (d * static_cast<float>(sub_scales[0])) * x[c].d;
-    const float second = (d * static_cast<float>(sub_scales[1])) * x[c].d;
-    const __m256 scales =
-        _mm256_setr_ps(first, first, first, first, second, second, second, second);
-    acc[c & 1] = _mm256_fmadd_ps(scales, block_sums(codes, load_codes(x[c])), acc[c & 1]);
+  const __m256i nibble = _mm256_set1_epi8(0x0F), pair_bits = _mm256_set1_epi8(3);
+  const __m256i offset = _mm256_set1_epi8(32);
+  for (int64_t s = 0; s < supers; ++s) {
+    const uint8_t* super = w + s * kQ6_KBytes;
+    const auto* sub_scales = reinterpret_cast<const int8_t*>(super + 192);
+    __m256i lanes = _mm256_setzero_si256();
+    for (int half = 0; half < 2; ++half) {
+      const __m256i low0 = load32(super + 64 * half);
+      const __m256i low1 = load32(super + 64 * half + 32);
+      const __m256i high = load32(super + 128 + 32 * half);
+      for (int part = 0; part < 4; ++part) {
+        const int c = 4 * half + part;
+        const __m256i low_bytes = (part & 1) ? low1 : low0;
+        const __m256i low =
+            _mm256_and_si256(part >> 1 ? _mm256_srli_epi16(low_bytes, 4) : low_bytes, nibble);
+        const __m256i top =
+            _mm256_and_si256(_mm256_srl_epi16(high, _mm_cvtsi32_si128(2 * part)), pair_bits);
+        const __m256i codes =
+            _mm256_sub_epi8(_mm256_or_si256(low, _mm256_slli_epi16(top, 4)), offset);
+        const __m256i xc = load32(x[s].q + 32 * c);
+        const __m256i products =
+            _mm256_maddubs_epi16(_mm256_sign_epi8(codes, codes), _mm256_sign_epi8(xc, codes));
+        // int16 lanes 0-7 hold elements 0-15 (one sub-scale), 8-15 the rest.
+        const __m256i scale = _mm256_set_m128i(_mm_set1_epi16(sub_scales[2 * c + 1]),
+                                               _mm_set1_epi16(sub_scales[2 * c]));
+        lanes = _mm256_add_epi32(lanes, _mm256_madd_epi16(products, scale));
+      }
+    }
+    const float scale = half_scale(super + 208) * x[s].d;
+    acc[s & 1] = _mm256_fmadd_ps(_mm256_set1_ps(scale), _mm256_cvtepi32_ps(lanes), acc[s & 1]);
   }
   return sum_lanes(_mm256_add_ps(acc[0], acc[1]));
 }
 
-TESSERA_AVX2 void quantize_q8(const float* x, int64_t k, Q8Block* out) {
+// max|x| over 8n floats.
+TESSERA_AVX2 inline float largest_magnitude(const float* x, int n8) {
   const __m256 sign_bit = _mm256_set1_ps(-0.0f);
+  __m256 amax = _mm256_setzero_ps();
+  for (int j = 0; j < n8; ++j)
+    amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign_bit, _mm256_loadu_ps(x + 8 * j)));
+  __m128 m = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
+  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_max_ss(m, _mm_movehdup_ps(m));
+  return _mm_cvtss_f32(m);
+}
+
+// 32 values to codes against `inverse`, rounded to nearest even (as
+// std::nearbyint) and clamped; returns the codes' sum.
+TESSERA_AVX2 inline int32_t codes_of(const float* x, float inverse, int8_t* out) {
+  const __m256 scale = _mm256_set1_ps(inverse);
+  __m256i q[4];
+  for (int j = 0; j < 4; ++j) {
+    __m256 r = _mm256_round_ps(_mm256_mul_ps(_mm256_loadu_ps(x + 8 * j), scale),
+                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    r = _mm256_min_ps(_mm256_max_ps(r, _mm256_set1_ps(-127.0f)), _mm256_set1_ps(127.0f));
+    q[j] = _mm256_cvtps_epi32(r);
+  }
+  // Pack 32 int32 to int8 in element order (the packs interleave 128-bit lanes).
+  __m256i bytes =
+      _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
+  bytes = _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), bytes);
+  const __m256i pair_sums =
+      _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), bytes), _mm256_set1_epi16(1));
+  const __m128i quads =
+      _mm_add_epi32(_mm256_castsi256_si128(pair_sums), _mm256_extracti128_si256(pair_sums, 1));
+  const __m128i twos = _mm_add_epi32(quads, _mm_unpackhi_epi64(quads, quads));
+  return _mm_cvtsi128_si32(_mm_add_epi32(twos, _mm_shuffle_epi32(twos, 1)));
+}
+
+TESSERA_AVX2 void quantize_q8(const float* x, int64_t k, Q8Block* out) {
   for (int64_t b = 0; b < k / 32; ++b, x += 32) {
-    __m256 v[4];
-    __m256 amax = _mm256_setzero_ps();
-    for (int j = 0; j < 4; ++j) {
-      v[j] = _mm256_loadu_ps(x + 8 * j);
-      amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign_bit, v[j]));
-    }
-    __m128 m = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
-    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-    m = _mm_max_ss(m, _mm_movehdup_ps(m));
-    const float d = _mm_cvtss_f32(m) / 127.0f;
+    const float d = largest_magnitude(x, 4) / 127.0f;
+    out[b].d = d;
+    codes_of(x, d > 0 ? 1.0f / d : 0.0f, out[b].q);
+  }
+}
+
+TESSERA_AVX2 void quantize_q8k(const float* x, int64_t k, Q8KBlock* out) {
+  for (int64_t b = 0; b < k / 256; ++b, x += 256) {
+    const float d = largest_magnitude(x, 32) / 127.0f;
     const float inverse = d > 0 ? 1.0f / d : 0.0f;
     out[b].d = d;
-    const __m256 scale = _mm256_set1_ps(inverse);
-    __m256i q[4];
-    for (int j = 0; j < 4; ++j) {
-      // Round to nearest even (the default mode, as std::nearbyint), clamp.
-      __m256 r = _mm256_round_ps(_mm256_mul_ps(v[j], scale),
-                                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-      r = _mm256_min_ps(_mm256_max_ps(r, _mm256_set1_ps(-127.0f)), _mm256_set1_ps(127.0f));
-      q[j] = _mm256_cvtps_epi32(r);
-    }
-    // Pack 32 int32 to int8 in element order (the packs interleave 128-bit lanes).
-    const __m256i words = _mm256_packs_epi32(q[0], q[1]);
-    const __m256i words2 = _mm256_packs_epi32(q[2], q[3]);
-    __m256i bytes = _mm256_packs_epi16(words, words2);
-    bytes = _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out[b].q), bytes);
-    const __m256i pair_sums =
-        _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), bytes), _mm256_set1_epi16(1));
-    const __m128i quads =
-        _mm_add_epi32(_mm256_castsi256_si128(pair_sums), _mm256_extracti128_si256(pair_sums, 1));
-    const __m128i twos = _mm_add_epi32(quads, _mm_unpackhi_epi64(quads, quads));
-    out[b].sum = _mm_cvtsi128_si32(_mm_add_epi32(twos, _mm_shuffle_epi32(twos, 1)));
+    for (int c = 0; c < 8; ++c)
+      out[b].sums[c] = static_cast<int16_t>(codes_of(x + 32 * c, inverse, out[b].q + 32 * c));
   }
 }
 
@@ -239,8 +269,8 @@ TESSERA_AVX2 void quantize_q8(const float* x, int64_t k, Q8Block* out) {
 const DotKernels* avx2_dot_kernels() {
   static const bool supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
                                 __builtin_cpu_supports("f16c");
-  static const DotKernels kernels{"avx2",   dot_f32,  dot_f16,  dot_bf16,   dot_q8_0,
-                                  dot_q4_0, dot_q4_K, dot_q6_K, quantize_q8};
+  static const DotKernels kernels{"avx2",   dot_f32,  dot_f16,  dot_bf16,    dot_q8_0,
+                                  dot_q4_0, dot_q4_K, dot_q6_K, quantize_q8, quantize_q8k};
   return supported ? &kernels : nullptr;
 }
 

@@ -90,102 +90,121 @@ float dot_q4_0(const uint8_t* w, const Q8Block* x, int64_t blocks) {
       x, blocks);
 }
 
-// Eight sums of four consecutive products of block c's codes with x's.
-void lane_sums(const int8_t* q, const Q8Block& x, int32_t sums[8]) {
-  for (int l = 0; l < 8; ++l) {
-    sums[l] = 0;
-    for (int j = 0; j < 4; ++j) sums[l] += int32_t{q[4 * l + j]} * int32_t{x.q[4 * l + j]};
-  }
+// Lane l's sum of four consecutive products of 32 codes with x's.
+int32_t lane_sum(const int8_t* q, const int8_t* x, int l) {
+  int32_t sum = 0;
+  for (int j = 0; j < 4; ++j) sum += int32_t{q[4 * l + j]} * int32_t{x[4 * l + j]};
+  return sum;
 }
 
-float dot_q4_K(const uint8_t* w, const Q8Block* x, int64_t blocks) {
+float dot_q4_K(const uint8_t* w, const Q8KBlock* x, int64_t supers) {
   float acc[16] = {};
   float mins = 0;
   int8_t q[32];
-  int32_t sums[8];
-  for (int64_t c = 0; c < blocks; ++c) {
-    const uint8_t* super = w + (c / 8) * kQ4_KBytes;
-    const int s = static_cast<int>(c % 8);
-    int sc, m;
-    q4_K_scale_min(s, super + 4, sc, m);
-    const uint8_t* codes = super + 16 + 32 * (s / 2);
-    for (int i = 0; i < 32; ++i) q[i] = static_cast<int8_t>((codes[i] >> (4 * (s % 2))) & 0xF);
-    lane_sums(q, x[c], sums);
-    const float scale = (half_at(super) * static_cast<float>(sc)) * x[c].d;
-    float* lanes = acc + (c & 1) * 8;
-    for (int l = 0; l < 8; ++l) lanes[l] = std::fma(scale, static_cast<float>(sums[l]), lanes[l]);
-    const float min_scale = (half_at(super + 2) * static_cast<float>(m)) * x[c].d;
-    mins = std::fma(min_scale, static_cast<float>(x[c].sum), mins);
+  for (int64_t s = 0; s < supers; ++s) {
+    const uint8_t* super = w + s * kQ4_KBytes;
+    int32_t lanes[8] = {};
+    int32_t min_sum = 0;
+    for (int c = 0; c < 8; ++c) {
+      int sc, m;
+      q4_K_scale_min(c, super + 4, sc, m);
+      const uint8_t* codes = super + 16 + 32 * (c / 2);
+      for (int i = 0; i < 32; ++i) q[i] = static_cast<int8_t>((codes[i] >> (4 * (c % 2))) & 0xF);
+      for (int l = 0; l < 8; ++l) lanes[l] += sc * lane_sum(q, x[s].q + 32 * c, l);
+      min_sum += m * x[s].sums[c];
+    }
+    const float scale = half_at(super) * x[s].d;
+    float* a = acc + (s & 1) * 8;
+    for (int l = 0; l < 8; ++l) a[l] = std::fma(scale, static_cast<float>(lanes[l]), a[l]);
+    mins = std::fma(half_at(super + 2) * x[s].d, static_cast<float>(min_sum), mins);
   }
-  float s[8];
-  for (int l = 0; l < 8; ++l) s[l] = acc[l] + acc[l + 8];
-  return sum_eight_lanes(s) - mins;
+  float sums[8];
+  for (int l = 0; l < 8; ++l) sums[l] = acc[l] + acc[l + 8];
+  return sum_eight_lanes(sums) - mins;
 }
 
-float dot_q6_K(const uint8_t* w, const Q8Block* x, int64_t blocks) {
+float dot_q6_K(const uint8_t* w, const Q8KBlock* x, int64_t supers) {
   float acc[16] = {};
   int8_t q[32];
-  int32_t sums[8];
-  for (int64_t c = 0; c < blocks; ++c) {
-    const uint8_t* super = w + (c / 8) * kQ6_KBytes;
-    const int j = static_cast<int>(c % 8), half = j / 4, part = j % 4;
-    const uint8_t* low = super + 64 * half + 32 * (part & 1);
-    const uint8_t* high = super + 128 + 32 * half;
-    for (int i = 0; i < 32; ++i)
-      q[i] = static_cast<int8_t>(
-          (((low[i] >> (4 * (part >> 1))) & 0xF) | (((high[i] >> (2 * part)) & 3) << 4)) - 32);
-    lane_sums(q, x[c], sums);
-    const auto* sub_scales = reinterpret_cast<const int8_t*>(super + 192) + 8 * half + 2 * part;
-    const float d = half_at(super + 208);
-    const float first = (d * static_cast<float>(sub_scales[0])) * x[c].d;
-    const float second = (d * static_cast<float>(sub_scales[1])) * x[c].d;
-    float* lanes = acc + (c & 1) * 8;
-    for (int l = 0; l < 8; ++l)
-      lanes[l] = std::fma(l < 4 ? first : second, static_cast<float>(sums[l]), lanes[l]);
+  for (int64_t s = 0; s < supers; ++s) {
+    const uint8_t* super = w + s * kQ6_KBytes;
+    const auto* sub_scales = reinterpret_cast<const int8_t*>(super + 192);
+    int32_t lanes[8] = {};
+    for (int c = 0; c < 8; ++c) {
+      const int half = c / 4, part = c % 4;
+      const uint8_t* low = super + 64 * half + 32 * (part & 1);
+      const uint8_t* high = super + 128 + 32 * half;
+      for (int i = 0; i < 32; ++i)
+        q[i] = static_cast<int8_t>(
+            (((low[i] >> (4 * (part >> 1))) & 0xF) | (((high[i] >> (2 * part)) & 3) << 4)) - 32);
+      // Elements 0-15 of the block (lanes 0-3) have one sub-scale, 16-31 the next.
+      for (int l = 0; l < 8; ++l)
+        lanes[l] += int32_t{sub_scales[2 * c + l / 4]} * lane_sum(q, x[s].q + 32 * c, l);
+    }
+    const float scale = half_at(super + 208) * x[s].d;
+    float* a = acc + (s & 1) * 8;
+    for (int l = 0; l < 8; ++l) a[l] = std::fma(scale, static_cast<float>(lanes[l]), a[l]);
   }
-  float s[8];
-  for (int l = 0; l < 8; ++l) s[l] = acc[l] + acc[l + 8];
-  return sum_eight_lanes(s);
+  float sums[8];
+  for (int l = 0; l < 8; ++l) sums[l] = acc[l] + acc[l + 8];
+  return sum_eight_lanes(sums);
+}
+
+// 32 values to codes against `inverse` (1 / d), rounded to nearest even and
+// clamped; NaN (a diverged activation) becomes 0: d is NaN then, and so is
+// every dot.
+int32_t codes_of(const float* x, float inverse, int8_t* q) {
+  int32_t sum = 0;
+  for (int i = 0; i < 32; ++i) {
+    const float v = std::nearbyint(x[i] * inverse);
+    q[i] = static_cast<int8_t>(v == v ? std::clamp(v, -127.0f, 127.0f) : 0.0f);
+    sum += q[i];
+  }
+  return sum;
+}
+
+float largest_magnitude(const float* x, int n) {
+  float amax = 0;
+  for (int i = 0; i < n; ++i) amax = std::max(amax, std::abs(x[i]));
+  return amax;
+}
+
+void quantize_q8k(const float* x, int64_t k, Q8KBlock* out) {
+  for (int64_t b = 0; b < k / 256; ++b, x += 256) {
+    const float d = largest_magnitude(x, 256) / 127.0f;
+    const float inverse = d > 0 ? 1.0f / d : 0.0f;
+    out[b].d = d;
+    for (int c = 0; c < 8; ++c)
+      out[b].sums[c] = static_cast<int16_t>(codes_of(x + 32 * c, inverse, out[b].q + 32 * c));
+  }
 }
 
 void quantize_q8(const float* x, int64_t k, Q8Block* out) {
   for (int64_t b = 0; b < k / 32; ++b, x += 32) {
-    float amax = 0;
-    for (int i = 0; i < 32; ++i) amax = std::max(amax, std::abs(x[i]));
-    const float d = amax / 127.0f;
-    const float inverse = d > 0 ? 1.0f / d : 0.0f;
+    const float d = largest_magnitude(x, 32) / 127.0f;
     out[b].d = d;
-    for (int i = 0; i < 32; ++i) {
-      const float v = std::nearbyint(x[i] * inverse);
-      // NaN (a diverged activation) becomes 0: d is NaN then, and so is the dot.
-      out[b].q[i] = static_cast<int8_t>(v == v ? std::clamp(v, -127.0f, 127.0f) : 0.0f);
-    }
-    out[b].sum = 0;
-    for (int i = 0; i < 32; ++i) out[b].sum += out[b].q[i];
+    codes_of(x, d > 0 ? 1.0f / d : 0.0f, out[b].q);
   }
 }
 
 }  // namespace
 
 const DotKernels& scalar_dot_kernels() {
-  static const DotKernels kernels{"scalar", dot_f32,  dot_f16,  dot_bf16,   dot_q8_0,
-                                  dot_q4_0, dot_q4_K, dot_q6_K, quantize_q8};
+  static const DotKernels kernels{"scalar", dot_f32,  dot_f16,  dot_bf16,    dot_q8_0,
+                                  dot_q4_0, dot_q4_K, dot_q6_K, quantize_q8, quantize_q8k};
   return kernels;
 }
 
 IntegerDot integer_dot_for(const DotKernels& set, DType dtype) {
-  switch (dtype) {
-    case DType::kQ8_0:
-      return set.q8_0;
-    case DType::kQ4_0:
-      return set.q4_0;
-    case DType::kQ4_K:
-      return set.q4_K;
-    case DType::kQ6_K:
-      return set.q6_K;
-    default:
-      return nullptr;
-  }
+  if (dtype == DType::kQ8_0) return set.q8_0;
+  if (dtype == DType::kQ4_0) return set.q4_0;
+  return nullptr;
+}
+
+KQuantDot kquant_dot_for(const DotKernels& set, DType dtype) {
+  if (dtype == DType::kQ4_K) return set.q4_K;
+  if (dtype == DType::kQ6_K) return set.q6_K;
+  return nullptr;
 }
 
 const DotKernels& best_dot_kernels() {

@@ -87,6 +87,27 @@ BlockRow block_row(DType dtype, int64_t blocks, uint32_t seed) {
   return row;
 }
 
+// x quantized both ways: Q8Blocks (per 32) and Q8KBlocks (per 256), by `set`.
+struct QuantizedX {
+  std::vector<Q8Block> q8;
+  std::vector<Q8KBlock> q8k;
+};
+QuantizedX quantize_both(const DotKernels& set, const std::vector<float>& x) {
+  const auto k = static_cast<int64_t>(x.size());
+  QuantizedX out{std::vector<Q8Block>(static_cast<std::size_t>(k / 32)),
+                 std::vector<Q8KBlock>(static_cast<std::size_t>(k / 256))};
+  set.quantize_q8(x.data(), k, out.q8.data());
+  if (k >= 256) set.quantize_q8k(x.data(), k, out.q8k.data());
+  return out;
+}
+
+// The dot of a `dtype` row with x through `set`'s kernel for it.
+float integer_dot(const DotKernels& set, DType dtype, const BlockRow& w, const QuantizedX& x) {
+  const int64_t blocks = static_cast<int64_t>(x.q8.size());
+  if (IntegerDot dot = integer_dot_for(set, dtype)) return dot(w.bytes.data(), x.q8.data(), blocks);
+  return kquant_dot_for(set, dtype)(w.bytes.data(), x.q8k.data(), blocks / 8);
+}
+
 TEST(DotKernels, IntegerRowsMatchTheReferenceBitwise) {
   if (fast_kernels().empty()) GTEST_SKIP() << "no SIMD kernels on this CPU";
   const DotKernels& ref = scalar_dot_kernels();
@@ -96,21 +117,21 @@ TEST(DotKernels, IntegerRowsMatchTheReferenceBitwise) {
       std::vector<float> x = gaussian(static_cast<std::size_t>(k), 5);
       x[3] = 0;  // a zero, and a block of zeros (scale 0)
       if (blocks > 2) std::fill_n(x.begin() + 32, 32, 0.0f);
-      std::vector<Q8Block> xq_ref(static_cast<std::size_t>(blocks)), xq_fast(xq_ref.size());
-      ref.quantize_q8(x.data(), k, xq_ref.data());
-      fast->quantize_q8(x.data(), k, xq_fast.data());
-      for (int64_t b = 0; b < blocks; ++b) {
-        ASSERT_TRUE(same_bits(xq_ref[b].d, xq_fast[b].d)) << fast->name << " block " << b;
-        ASSERT_EQ(std::memcmp(xq_ref[b].q, xq_fast[b].q, 32), 0) << fast->name << " block " << b;
-        ASSERT_EQ(xq_ref[b].sum, xq_fast[b].sum) << fast->name << " block " << b;
+      const QuantizedX xr = quantize_both(ref, x), xf = quantize_both(*fast, x);
+      for (std::size_t b = 0; b < xr.q8.size(); ++b) {
+        ASSERT_TRUE(same_bits(xr.q8[b].d, xf.q8[b].d)) << fast->name << " block " << b;
+        ASSERT_EQ(std::memcmp(xr.q8[b].q, xf.q8[b].q, 32), 0) << fast->name << " block " << b;
+      }
+      for (std::size_t b = 0; b < xr.q8k.size(); ++b) {
+        ASSERT_TRUE(same_bits(xr.q8k[b].d, xf.q8k[b].d)) << fast->name << " super " << b;
+        ASSERT_EQ(std::memcmp(xr.q8k[b].q, xf.q8k[b].q, 256), 0) << fast->name << " super " << b;
+        ASSERT_EQ(std::memcmp(xr.q8k[b].sums, xf.q8k[b].sums, sizeof xr.q8k[b].sums), 0)
+            << fast->name << " super " << b;
       }
       for (const DType dtype : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ6_K}) {
         if (blocks % (dtype_layout(dtype).block_elements / 32) != 0) continue;
         const BlockRow w = block_row(dtype, blocks, 6);
-        const auto kernel = [&](const DotKernels& set) {
-          return integer_dot_for(set, dtype)(w.bytes.data(), xq_ref.data(), blocks);
-        };
-        EXPECT_TRUE(same_bits(kernel(*fast), kernel(ref)))
+        EXPECT_TRUE(same_bits(integer_dot(*fast, dtype, w, xr), integer_dot(ref, dtype, w, xr)))
             << fast->name << " " << dtype_name(dtype) << " blocks " << blocks;
       }
     }
@@ -122,17 +143,15 @@ TEST(DotKernels, IntegerRowsComputeTheDotOfTheDecodedRows) {
     const int64_t blocks = 64, k = 32 * blocks;
     const BlockRow w = block_row(dtype, blocks, 7);
     const std::vector<float> x = gaussian(static_cast<std::size_t>(k), 8);
-    std::vector<Q8Block> xq(static_cast<std::size_t>(blocks));
-    ref.quantize_q8(x.data(), k, xq.data());
     double exact = 0, magnitude = 0;
     for (std::size_t i = 0; i < x.size(); ++i) {
       exact += static_cast<double>(w.decoded[i]) * x[i];
       magnitude += std::abs(static_cast<double>(w.decoded[i]) * x[i]);
     }
-    const float got = integer_dot_for(ref, dtype)(w.bytes.data(), xq.data(), blocks);
-    // The activations' q8 rounding: about 1/254 of each |x| at worst, far
-    // less on average over 2048 products.
-    EXPECT_NEAR(got, exact, 0.01 * magnitude) << dtype_name(dtype);
+    // The activations' q8 rounding: about 1/254 of the block's largest |x|
+    // at worst, far less on average over 2048 products.
+    EXPECT_NEAR(integer_dot(ref, dtype, w, quantize_both(ref, x)), exact, 0.01 * magnitude)
+        << dtype_name(dtype);
   }
 }
 
