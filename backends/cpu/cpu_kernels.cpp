@@ -121,7 +121,9 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& out, ThreadPool* poo
   float* od = out.f32();
   const int64_t os = out.stride[0];
   const auto* wd = static_cast<const uint8_t*>(w.data);
-  const auto row_bytes = [&](int64_t j) { return wd + dtype_row_bytes(w.dtype, j * w.stride[0]); };
+  // Rows start at whole blocks: one byte stride, computed once (not per row).
+  const std::size_t row_stride = dtype_row_bytes(w.dtype, w.stride[0]);
+  const auto row_bytes = [&](int64_t j) { return wd + static_cast<std::size_t>(j) * row_stride; };
 
   // k-quant weights (q4_K, q6_K) meet activations quantized to Q8K blocks
   // (one scale per 256), once per token for all the rows.
