@@ -84,7 +84,8 @@ void BM_MemoryBandwidth(benchmark::State& state) {
       });
       benchmark::DoNotOptimize(partial.data());
     }
-    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(kBytes));
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
+                            static_cast<int64_t>(kBytes));
   } else {
     const std::size_t n = kBytes / 3 / sizeof(float);
     Floats a(n), b(n), c(n);

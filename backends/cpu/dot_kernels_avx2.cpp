@@ -9,6 +9,7 @@
 #include "core/tensor/block_quant.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
 #include <immintrin.h>
 
 #define TESSERA_AVX2 __attribute__((target("avx2,fma,f16c")))
@@ -267,8 +268,13 @@ TESSERA_AVX2 void quantize_q8k(const float* x, int64_t k, Q8KBlock* out) {
 }  // namespace
 
 const DotKernels* avx2_dot_kernels() {
-  static const bool supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                                __builtin_cpu_supports("f16c");
+  // F16C from CPUID leaf 1 (ECX bit 29): not every compiler's
+  // __builtin_cpu_supports knows its name.
+  static const bool supported = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & (1u << 29)) != 0;
+    return f16c && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  }();
   static const DotKernels kernels{"avx2",   dot_f32,  dot_f16,  dot_bf16,    dot_q8_0,
                                   dot_q4_0, dot_q4_K, dot_q6_K, quantize_q8, quantize_q8k};
   return supported ? &kernels : nullptr;
