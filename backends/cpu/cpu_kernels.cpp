@@ -125,18 +125,21 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& out, ThreadPool* poo
   const std::size_t row_stride = dtype_row_bytes(w.dtype, w.stride[0]);
   const auto row_bytes = [&](int64_t j) { return wd + static_cast<std::size_t>(j) * row_stride; };
 
-  // k-quant weights (q4_K, q6_K) meet activations quantized to Q8K blocks
-  // (one scale per 256), once per token for all the rows.
-  if (const KQuantDot kquant_dot = kquant_dot_for(kernels, w.dtype)) {
-    const int64_t supers = k / 256;
-    auto* xq = static_cast<Q8KBlock*>(
-        pool->shared_scratch(static_cast<std::size_t>(n * supers) * sizeof(Q8KBlock)));
+  // Block-quantized weights meet activations quantized once per token for
+  // all the rows: Q8 blocks (one scale per 32) for q8_0 and q4_0, Q8K blocks
+  // (one per 256) for q4_K and q6_K; then integer dot products.
+  const auto quantized_rows = [&]<typename Block>(
+                                  void (*quantize)(const float*, int64_t, Block*),
+                                  float (*dot)(const uint8_t*, const Block*, int64_t),
+                                  int64_t block_elements) {
+    const int64_t blocks = k / block_elements;
+    auto* xq = static_cast<Block*>(
+        pool->shared_scratch(static_cast<std::size_t>(n * blocks) * sizeof(Block)));
     TESSERA_CHECK(xq != nullptr, "cpu kernels: out of memory for quantized activations");
     pool->parallel_for(
         0, n,
         [&](int64_t begin, int64_t end, int) {
-          for (int64_t t = begin; t < end; ++t)
-            kernels.quantize_q8k(xd + t * xs, k, xq + t * supers);
+          for (int64_t t = begin; t < end; ++t) quantize(xd + t * xs, k, xq + t * blocks);
         },
         min_chunk_for(k));
     pool->parallel_for(
@@ -144,39 +147,17 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& out, ThreadPool* poo
         [&](int64_t begin, int64_t end, int) {
           for (int64_t j = begin; j < end; ++j) {
             const uint8_t* row = row_bytes(j);
-            for (int64_t t = 0; t < n; ++t)
-              od[t * os + j] = kquant_dot(row, xq + t * supers, supers);
+            for (int64_t t = 0; t < n; ++t) od[t * os + j] = dot(row, xq + t * blocks, blocks);
           }
         },
         min_chunk_for(n * k / 4));
+  };
+  if (const KQuantDot dot = kquant_dot_for(kernels, w.dtype)) {
+    quantized_rows(kernels.quantize_q8k, dot, 256);
     return;
   }
-
-  // q8_0 and q4_0 weights meet activations quantized to Q8 blocks (one scale
-  // per 32), once per token for all the rows (integer dot products).
-  const IntegerDot integer_dot = integer_dot_for(kernels, w.dtype);
-  if (integer_dot != nullptr) {
-    const int64_t blocks = k / 32;
-    auto* xq = static_cast<Q8Block*>(
-        pool->shared_scratch(static_cast<std::size_t>(n * blocks) * sizeof(Q8Block)));
-    TESSERA_CHECK(xq != nullptr, "cpu kernels: out of memory for quantized activations");
-    pool->parallel_for(
-        0, n,
-        [&](int64_t begin, int64_t end, int) {
-          for (int64_t t = begin; t < end; ++t)
-            kernels.quantize_q8(xd + t * xs, k, xq + t * blocks);
-        },
-        min_chunk_for(k));
-    const auto dot_row = integer_dot;
-    pool->parallel_for(
-        0, m,
-        [&](int64_t begin, int64_t end, int) {
-          for (int64_t j = begin; j < end; ++j) {
-            const uint8_t* row = row_bytes(j);
-            for (int64_t t = 0; t < n; ++t) od[t * os + j] = dot_row(row, xq + t * blocks, blocks);
-          }
-        },
-        min_chunk_for(n * k / 4));
+  if (const IntegerDot dot = integer_dot_for(kernels, w.dtype)) {
+    quantized_rows(kernels.quantize_q8, dot, 32);
     return;
   }
 
