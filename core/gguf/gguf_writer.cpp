@@ -3,6 +3,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <string>
+
+#include <unistd.h>
 
 namespace tessera {
 
@@ -186,12 +189,24 @@ std::vector<uint8_t> GgufWriter::serialize() const {
 
 Status GgufWriter::write_file(const std::string& path) const {
   const std::vector<uint8_t> bytes = serialize();
-  std::FILE* f = std::fopen(path.c_str(), "wb");
+  // Written beside the target, then renamed over it: a reader (or a mapping)
+  // of an existing file keeps the old contents, and an interrupted write
+  // never leaves a half file under the final name.
+  const std::string temporary = path + ".tmp-" + std::to_string(::getpid());
+  std::FILE* f = std::fopen(temporary.c_str(), "wb");
   if (f == nullptr) return internal_error(path + ": cannot create: " + std::strerror(errno));
   const std::size_t written = std::fwrite(bytes.data(), 1, bytes.size(), f);
   const bool closed = std::fclose(f) == 0;
-  if (written != bytes.size() || !closed)
-    return internal_error(path + ": write failed: " + std::strerror(errno));
+  if (written != bytes.size() || !closed) {
+    const std::string why = std::strerror(errno);
+    std::remove(temporary.c_str());
+    return internal_error(path + ": write failed: " + why);
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    std::remove(temporary.c_str());
+    return internal_error(path + ": cannot replace it: " + why);
+  }
   return ok_status();
 }
 

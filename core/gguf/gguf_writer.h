@@ -67,7 +67,8 @@ class GgufWriter {
 
   // The whole file.
   std::vector<uint8_t> serialize() const;
-  // Writes serialize() to `path`; Internal on an I/O error.
+  // Writes serialize() to `path` (a temporary file renamed over it, so a
+  // reader of the old file is never disturbed); Internal on an I/O error.
   Status write_file(const std::string& path) const;
 
  private:
