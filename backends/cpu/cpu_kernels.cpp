@@ -5,7 +5,6 @@
 #include <limits>
 
 #include "backends/cpu/dot_kernels.h"
-#include "backends/cpu/f16.h"
 #include "backends/cpu/rope_table.h"
 #include "core/compressor/compressor.h"
 #include "core/status/status.h"
@@ -52,25 +51,6 @@ int64_t min_chunk_for(int64_t work_per_index, int64_t target = 32768) {
   return std::max<int64_t>(1, target / std::max<int64_t>(work_per_index, 1));
 }
 
-// Row `row` of a 2-D weight, k elements, as f32: the row itself for f32,
-// else converted into `scratch` (k floats). Rows of a block format start at
-// whole blocks.
-const float* weight_row(const Tensor& w, int64_t row, int64_t k, float* scratch) {
-  switch (w.dtype) {
-    case DType::kF32:
-      return w.f32() + row * w.stride[0];
-    case DType::kF16:
-      f16_to_f32_row(w.f16() + row * w.stride[0], scratch, k);
-      return scratch;
-    default:
-      dequantize_row(
-          w.dtype,
-          static_cast<const uint8_t*>(w.data) + dtype_row_bytes(w.dtype, row * w.stride[0]), k,
-          scratch);
-      return scratch;
-  }
-}
-
 #ifndef NDEBUG
 bool inner_contiguous(const Tensor& t) {
   return t.rank == 0 || t.stride[t.rank - 1] == 1;
@@ -96,9 +76,12 @@ void embedding(const Tensor& table, std::span<const int32_t> tokens, const Tenso
       0, n,
       [&](int64_t begin, int64_t end, int) {
         for (int64_t t = begin; t < end; ++t) {
-          float* o = out.f32() + t * out.stride[0];
-          const float* row = weight_row(table, tokens[static_cast<std::size_t>(t)], dim, o);
-          if (row != o) std::copy_n(row, dim, o);
+          // Any weight type, through the reference decoder (a row per token).
+          const int64_t row = tokens[static_cast<std::size_t>(t)];
+          dequantize_row(table.dtype,
+                         static_cast<const uint8_t*>(table.data) +
+                             dtype_row_bytes(table.dtype, row * table.stride[0]),
+                         dim, out.f32() + t * out.stride[0]);
         }
       },
       min_chunk_for(dim));

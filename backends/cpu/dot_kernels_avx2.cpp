@@ -81,7 +81,7 @@ TESSERA_AVX2 float dot_bf16(const uint16_t* w, const float* x, int64_t k) {
 TESSERA_AVX2 inline float half_scale(const uint8_t* block) {
   uint16_t h;
   std::memcpy(&h, block, 2);
-  return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(h)));
+  return to_f32(h);
 }
 
 // Eight int32 sums of four consecutive products of signed bytes, as floats.

@@ -89,8 +89,9 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
   const ModelConfig& mc = engine->model_->config;
   // A codec vector is one head's K (or V), or a token's across its KV heads.
   const bool token_span = config.get_string("cache.codec_span") == "token";
-  engine->geometry_ = {mc.n_layers, mc.n_kv_heads, mc.head_dim, token_span ? mc.n_kv_heads : 1};
-  const int width = engine->geometry_.vector_width();
+  const CacheGeometry geometry{mc.n_layers, mc.n_kv_heads, mc.head_dim,
+                               token_span ? mc.n_kv_heads : 1};
+  const int width = geometry.vector_width();
   ASSIGN_OR_RETURN(engine->codec_, create_plugin<Compressor>(registry, *codec_rec, codec_opts));
   RETURN_IF_ERROR(engine->codec_->supports(width).with_context(
       "compressor plugin '" + codec_rec->name() + "' with model " + model_path +
@@ -119,7 +120,7 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
   ASSIGN_OR_RETURN(auto store, create_plugin<CacheStore>(registry, *cache_rec, cache_opts));
   engine->cache_ = std::make_unique<CheckedCacheStore>(std::move(store), cache_rec->name());
   RETURN_IF_ERROR(
-      engine->cache_->init(engine->geometry_, engine->layer_codecs_,
+      engine->cache_->init(geometry, engine->layer_codecs_,
                            stage == "pre_rope" ? StoredKeys::kBeforeRope : StoredKeys::kRotated));
   const CachePolicy& policy = engine->cache_->policy();
 
@@ -127,10 +128,10 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
   MemoryRequest memory;
   memory.max_tokens = config.get_int("cache.max_tokens");
   if (policy.max_entries > 0) memory.max_tokens = std::min(memory.max_tokens, policy.max_entries);
-  memory.geometry = engine->geometry_;
+  memory.geometry = geometry;
   for (const Compressor* codec : engine->layer_codecs_)
     memory.bytes_per_vector +=
-        codec_bytes_per_vector(*codec, width) / (engine->geometry_.heads_per_vector * mc.n_layers);
+        codec_bytes_per_vector(*codec, width) / (geometry.heads_per_vector * mc.n_layers);
   memory.weight_bytes = engine->model_->file ? engine->model_->file->size() : 0;
   memory.cap_bytes = static_cast<uint64_t>(config.get_int("cache.max_memory_mib")) << 20;
   memory.codec_name = codec_rec->name();
@@ -179,7 +180,8 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
 }
 
 double Engine::codec_bits_per_head_vector() const {
-  return codec_->bits_per_vector(geometry_.vector_width()) / geometry_.heads_per_vector;
+  const CacheGeometry& geometry = cache_->geometry();
+  return codec_->bits_per_vector(geometry.vector_width()) / geometry.heads_per_vector;
 }
 
 Status Engine::begin_sequence(SequenceState& sequence) {

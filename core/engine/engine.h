@@ -76,7 +76,6 @@ class Engine {
   std::unique_ptr<Compressor> codec_;           // the configured codec
   std::unique_ptr<Compressor> identity_codec_;  // for cache.codec_skip_layers
   std::vector<const Compressor*> layer_codecs_;
-  CacheGeometry geometry_;  // as the cache store is told it
   std::unique_ptr<CheckedCacheStore> cache_;
   std::unique_ptr<Sampler> sampler_;
   std::unique_ptr<Proposer> proposer_;

@@ -19,17 +19,12 @@ int layer_of(const std::string& name) {
   return layer;
 }
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 // The type a matrix gets under `target`; `layers` is the model's block count.
 DType matrix_type(const QuantizeTarget& target, const std::string& name, int layers) {
   if (target.name == "q4_0" && name == "output.weight") return DType::kQ6_K;
   if (target.name == "q4_K_M") {
     if (name == "output.weight") return DType::kQ6_K;
-    if (ends_with(name, "attn_v.weight") || ends_with(name, "ffn_down.weight")) {
+    if (name.ends_with("attn_v.weight") || name.ends_with("ffn_down.weight")) {
       // More bits where errors hurt most: the first and last eighth of the
       // layers, and every third layer between.
       const int i = layer_of(name);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backends/cpu/dot_kernels.h"
+#include "backends/cpu/dot_order.h"
 #include "core/tensor/block_quant.h"
 
 namespace tessera::cpu {
@@ -153,6 +154,14 @@ TEST(DotKernels, IntegerRowsComputeTheDotOfTheDecodedRows) {
     EXPECT_NEAR(integer_dot(ref, dtype, w, quantize_both(ref, x)), exact, 0.01 * magnitude)
         << dtype_name(dtype);
   }
+}
+
+// The kernels' block sizes are the formats'.
+TEST(DotKernels, BlockSizesAreTheFormats) {
+  EXPECT_EQ(dtype_row_bytes(DType::kQ8_0, 32), static_cast<std::size_t>(kQ8_0Bytes));
+  EXPECT_EQ(dtype_row_bytes(DType::kQ4_0, 32), static_cast<std::size_t>(kQ4_0Bytes));
+  EXPECT_EQ(dtype_row_bytes(DType::kQ4_K, 256), static_cast<std::size_t>(kQ4_KBytes));
+  EXPECT_EQ(dtype_row_bytes(DType::kQ6_K, 256), static_cast<std::size_t>(kQ6_KBytes));
 }
 
 TEST(DotKernels, TheBestSetIsOneOfThem) {

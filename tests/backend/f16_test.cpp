@@ -1,11 +1,9 @@
-#include "backends/cpu/f16.h"
-
 #include <gtest/gtest.h>
 
 #include <bit>
-#include <vector>
 
 #include "core/tensor/dtype.h"
+#include "core/tensor/half.h"
 #include "core/tensor/vector_lanes.h"
 
 namespace tessera::cpu {
@@ -31,15 +29,6 @@ TEST(F16, LaneConversionMatchesHalfToFloatForEveryInput) {
                 std::bit_cast<uint32_t>(half_to_float(static_cast<uint16_t>(h + lane))))
           << std::hex << h + lane;
   }
-}
-
-TEST(F16, RowConversionMatchesElementConversion) {
-  std::vector<uint16_t> src(37);
-  for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint16_t>(i * 1777 + 3);
-  std::vector<float> dst(src.size());
-  f16_to_f32_row(src.data(), dst.data(), static_cast<int64_t>(src.size()));
-  for (std::size_t i = 0; i < src.size(); ++i)
-    EXPECT_EQ(std::bit_cast<uint32_t>(dst[i]), std::bit_cast<uint32_t>(half_to_float(src[i])));
 }
 
 }  // namespace

@@ -193,6 +193,20 @@ TEST(GgufFile, QuantizedTensorsLoadAndUnknownTypesAreNamed) {
   EXPECT_EQ(ggml_type_name(4), "unknown type 4");  // removed from ggml
 }
 
+// The two tables of block layouts (the runtime's DType, GGUF's type ids)
+// name the same types with the same blocks.
+TEST(GgufFile, EveryLoadableTypeHasGgmlsBlockLayout) {
+  for (const DType dtype : kAllDTypes) {
+    const auto id = static_cast<uint32_t>(dtype_to_ggml_type(dtype));
+    ASSERT_EQ(ggml_type_to_dtype(id), dtype) << dtype_name(dtype);
+    const auto traits = ggml_type_traits(id);
+    ASSERT_TRUE(traits.has_value());
+    EXPECT_EQ(traits->name, dtype_name(dtype));
+    EXPECT_EQ(traits->block_elements, dtype_layout(dtype).block_elements) << dtype_name(dtype);
+    EXPECT_EQ(traits->block_bytes, dtype_layout(dtype).block_bytes) << dtype_name(dtype);
+  }
+}
+
 TEST(GgufFile, HonoursGeneralAlignment) {
   GgufWriter w;
   ASSERT_TRUE(w.set_alignment(64).ok());
