@@ -101,20 +101,27 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& out, ThreadPool* poo
   const DotKernels& kernels = best_dot_kernels();
   const float* xd = x.f32();
   const int64_t xs = x.stride[0];
-  float* od = out.f32();
-  const int64_t os = out.stride[0];
-  const auto* wd = static_cast<const uint8_t*>(w.data);
   // Rows start at whole blocks: one byte stride, computed once (not per row).
-  const std::size_t row_stride = dtype_row_bytes(w.dtype, w.stride[0]);
-  const auto row_bytes = [&](int64_t j) { return wd + static_cast<std::size_t>(j) * row_stride; };
+  const std::size_t row_bytes = dtype_row_bytes(w.dtype, w.stride[0]);
+  const auto* wd = static_cast<const uint8_t*>(w.data);
+  // Each thread computes the panel of its rows against every token; chunks
+  // are whole register tiles of rows (the kernels' tiles are at most 8).
+  const auto for_row_panels = [&](int64_t work_per_row, auto&& panel) {
+    const int64_t tiles = (m + 7) / 8;
+    pool->parallel_for(
+        0, tiles,
+        [&](int64_t begin, int64_t end, int) {
+          const int64_t first = begin * 8, last = std::min(m, end * 8);
+          panel(wd + static_cast<std::size_t>(first) * row_bytes, first, last - first);
+        },
+        min_chunk_for(8 * work_per_row));
+  };
 
   // Block-quantized weights meet activations quantized once per token for
   // all the rows: Q8 blocks (one scale per 32) for q8_0 and q4_0, Q8K blocks
   // (one per 256) for q4_K and q6_K; then integer dot products.
-  const auto quantized_rows = [&]<typename Block>(
-                                  void (*quantize)(const float*, int64_t, Block*),
-                                  float (*dot)(const uint8_t*, const Block*, int64_t),
-                                  int64_t block_elements) {
+  const auto quantized_rows = [&]<typename Block>(void (*quantize)(const float*, int64_t, Block*),
+                                                  QuantPanelKernel kernel, int64_t block_elements) {
     const int64_t blocks = k / block_elements;
     auto* xq = static_cast<Block*>(
         pool->shared_scratch(static_cast<std::size_t>(n * blocks) * sizeof(Block)));
@@ -125,44 +132,25 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& out, ThreadPool* poo
           for (int64_t t = begin; t < end; ++t) quantize(xd + t * xs, k, xq + t * blocks);
         },
         min_chunk_for(k));
-    pool->parallel_for(
-        0, m,
-        [&](int64_t begin, int64_t end, int) {
-          for (int64_t j = begin; j < end; ++j) {
-            const uint8_t* row = row_bytes(j);
-            for (int64_t t = 0; t < n; ++t) od[t * os + j] = dot(row, xq + t * blocks, blocks);
-          }
-        },
-        min_chunk_for(n * k / 4));
+    for_row_panels(n * k / 4, [&](const uint8_t* rows, int64_t first, int64_t count) {
+      kernel({rows, row_bytes, count, xq, blocks, n, blocks, out.f32() + first, out.stride[0]});
+    });
   };
-  if (const KQuantDot dot = kquant_dot_for(kernels, w.dtype)) {
-    quantized_rows(kernels.quantize_q8k, dot, 256);
+  if (const QuantPanelKernel kernel = kquant_panel_for(kernels, w.dtype)) {
+    quantized_rows(kernels.quantize_q8k, kernel, 256);
     return;
   }
-  if (const IntegerDot dot = integer_dot_for(kernels, w.dtype)) {
-    quantized_rows(kernels.quantize_q8, dot, 32);
+  if (const QuantPanelKernel kernel = integer_panel_for(kernels, w.dtype)) {
+    quantized_rows(kernels.quantize_q8, kernel, 32);
     return;
   }
 
   // f32, f16 and bf16 rows are read in place, converted in registers.
-  TESSERA_DCHECK(w.dtype == DType::kF32 || w.dtype == DType::kF16 || w.dtype == DType::kBF16,
-                 "matmul: weight type without a kernel");
-  pool->parallel_for(
-      0, m,
-      [&](int64_t begin, int64_t end, int) {
-        for (int64_t j = begin; j < end; ++j) {
-          // The row stays in cache while every token reads it.
-          if (w.dtype == DType::kF32) {
-            const auto* row = reinterpret_cast<const float*>(row_bytes(j));
-            for (int64_t t = 0; t < n; ++t) od[t * os + j] = kernels.f32(row, xd + t * xs, k);
-          } else {
-            const auto* row = reinterpret_cast<const uint16_t*>(row_bytes(j));
-            const auto dot = w.dtype == DType::kF16 ? kernels.f16 : kernels.bf16;
-            for (int64_t t = 0; t < n; ++t) od[t * os + j] = dot(row, xd + t * xs, k);
-          }
-        }
-      },
-      min_chunk_for(n * k));
+  const FloatPanelKernel kernel = float_panel_for(kernels, w.dtype);
+  TESSERA_DCHECK(kernel != nullptr, "matmul: weight type without a kernel");
+  for_row_panels(n * k, [&](const uint8_t* rows, int64_t first, int64_t count) {
+    kernel({rows, row_bytes, count, xd, xs, n, k, out.f32() + first, out.stride[0]});
+  });
 }
 
 void rms_norm(const Tensor& x, const Tensor& weight, float eps, const Tensor& out,

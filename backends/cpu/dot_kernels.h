@@ -1,18 +1,23 @@
-// Dot products of one weight row with one activation row: the inner loop of
-// every matmul. Each kernel has a scalar reference and, where the machine has
-// it, a SIMD version chosen at run time; both follow one summation order, so
-// they give the same bits and a token's logits do not depend on the path, the
-// batch it is in or the thread count (docs/performance.md, "Summation order"):
+// Panels of dot products, weight rows against activation rows: the inner
+// loops of every matmul. A kernel computes a whole panel (the rows one thread
+// owns, against every token) so that it can block it into register tiles
+// (several rows times several tokens) and into cache-sized row blocks. Each
+// weight type has a scalar reference and, where the machine has it, SIMD
+// versions chosen at run time; every output follows one summation order
+// whatever the tile, the path, the batch or the thread count, so a token's
+// logits are the same bits computed alone or inside any prompt
+// (docs/performance.md, "Summation order"):
 //
-//  - float rows (f32, f16, bf16 weights; x f32): 32 lanes; lane l accumulates
-//    fma(w[i], x[i], acc) over i = l (mod 32) of the 32-aligned prefix; lanes
-//    l, l + 8, l + 16, l + 24 are added as (a + b) + (c + d), the eight sums
-//    as ((s0 + s4) + (s2 + s6)) + ((s1 + s5) + (s3 + s7)); then the tail, in
-//    order, by fma.
+//  - float rows (f32, f16, bf16 weights; x f32): 16 lanes; lane l accumulates
+//    fma(w[i], x[i], acc) over i = l (mod 16) of the 16-aligned prefix; lanes
+//    l and l + 8 are added, the eight sums as
+//    ((s0 + s4) + (s2 + s6)) + ((s1 + s5) + (s3 + s7)); then the tail, in
+//    order, by fma. (One 512-bit register, or two 256-bit ones, per output.)
 //  - integer rows (q8_0, q4_0 weights; x quantized to Q8Block): per block
 //    of 32, eight exact int32 sums of four consecutive products; lane l of
 //    accumulator b % 2 takes fma(d_w * d_x, float(sum_l), acc); the two
 //    accumulators are added lane by lane, then the same eight-lane tree.
+//    (One 512-bit register holds both accumulators.)
 //  - k-quant rows (q4_K, q6_K; x quantized to Q8KBlock, one scale per 256):
 //    per super-block of 256, eight exact int32 lane sums over its blocks of
 //    32 of sub_scale * (sum of four consecutive products) (q6_K: lanes 0-3
@@ -23,6 +28,7 @@
 //    subtracted after the eight-lane tree.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "core/tensor/dtype.h"
@@ -44,36 +50,64 @@ struct Q8KBlock {
   int8_t q[256];
 };
 
+// out[t * out_stride + r] = dot(weight row r, activation row t) for r <
+// rows, t < tokens. Weight row r starts at w + r * row_bytes (whole blocks).
+struct FloatPanel {
+  const uint8_t* w;
+  std::size_t row_bytes;
+  int64_t rows;
+  const float* x;  // token t at x + t * x_stride
+  int64_t x_stride;
+  int64_t tokens;
+  int64_t k;  // elements per row
+  float* out;
+  int64_t out_stride;
+};
+
+// The same with quantized activations: Q8Blocks for q8_0 / q4_0 weights,
+// Q8KBlocks for q4_K / q6_K.
+struct QuantPanel {
+  const uint8_t* w;
+  std::size_t row_bytes;
+  int64_t rows;
+  const void* x;  // token t's blocks start at block t * x_stride
+  int64_t x_stride;
+  int64_t tokens;
+  int64_t blocks;  // per row: blocks of 32 (q8_0, q4_0) or super-blocks of 256
+  float* out;
+  int64_t out_stride;
+};
+
+using FloatPanelKernel = void (*)(const FloatPanel& panel);
+using QuantPanelKernel = void (*)(const QuantPanel& panel);
+
 struct DotKernels {
-  const char* name;  // "scalar", "avx2"
-  float (*f32)(const float* w, const float* x, int64_t k);
-  float (*f16)(const uint16_t* w, const float* x, int64_t k);
-  float (*bf16)(const uint16_t* w, const float* x, int64_t k);
-  // w: `blocks` blocks of ggml q8_0 / q4_0; x: as many Q8Blocks.
-  float (*q8_0)(const uint8_t* w, const Q8Block* x, int64_t blocks);
-  float (*q4_0)(const uint8_t* w, const Q8Block* x, int64_t blocks);
-  // w: `supers` super-blocks of ggml q4_K / q6_K; x: as many Q8KBlocks.
-  float (*q4_K)(const uint8_t* w, const Q8KBlock* x, int64_t supers);
-  float (*q6_K)(const uint8_t* w, const Q8KBlock* x, int64_t supers);
+  const char* name;  // "scalar", "avx2", "avx512"
+  FloatPanelKernel f32, f16, bf16;
+  QuantPanelKernel q8_0, q4_0;  // x: Q8Block
+  QuantPanelKernel q4_K, q6_K;  // x: Q8KBlock
   // k (a multiple of 32) floats -> k / 32 blocks.
   void (*quantize_q8)(const float* x, int64_t k, Q8Block* out);
   // k (a multiple of 256) floats -> k / 256 blocks.
   void (*quantize_q8k)(const float* x, int64_t k, Q8KBlock* out);
 };
 
-using IntegerDot = float (*)(const uint8_t* w, const Q8Block* x, int64_t blocks);
-using KQuantDot = float (*)(const uint8_t* w, const Q8KBlock* x, int64_t supers);
-// The set's kernel for q8_0 / q4_0 weights, or null for the other types.
-IntegerDot integer_dot_for(const DotKernels& set, DType dtype);
-// The set's kernel for q4_K / q6_K weights, or null for the other types.
-KQuantDot kquant_dot_for(const DotKernels& set, DType dtype);
+// The set's kernel for f32 / f16 / bf16 weights, or null for the others.
+FloatPanelKernel float_panel_for(const DotKernels& set, DType dtype);
+// The set's kernel for q8_0 / q4_0 weights (Q8Block activations), or null.
+QuantPanelKernel integer_panel_for(const DotKernels& set, DType dtype);
+// The set's kernel for q4_K / q6_K weights (Q8KBlock activations), or null.
+QuantPanelKernel kquant_panel_for(const DotKernels& set, DType dtype);
 
 // The portable reference.
 const DotKernels& scalar_dot_kernels();
 // The AVX2 + FMA + F16C kernels, or null when this build or CPU has none.
 const DotKernels* avx2_dot_kernels();
-// The fastest set this CPU runs; TESSERA_CPU_KERNELS=scalar in the
-// environment forces the reference (for comparisons).
+// AVX-512 (F, BW, DQ, VL, VNNI, VBMI: Ice Lake, Zen 4 and later), or null;
+// kernels it has no version of are the AVX2 ones.
+const DotKernels* avx512_dot_kernels();
+// The fastest set this CPU runs; TESSERA_CPU_KERNELS=scalar|avx2 in the
+// environment caps it (for comparisons).
 const DotKernels& best_dot_kernels();
 
 }  // namespace tessera::cpu

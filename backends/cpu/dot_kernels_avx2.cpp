@@ -1,143 +1,158 @@
 // AVX2 + FMA + F16C versions of dot_kernels.h, compiled for those features
 // function by function (the rest of the build stays baseline x86-64) and
 // chosen at run time only on a CPU that has them. Same order, same bits as
-// the scalar reference.
+// the scalar reference, in register tiles of several rows and tokens
+// (panel_tiles.h).
 #include <cstring>
 
 #include "backends/cpu/dot_kernels.h"
 #include "backends/cpu/dot_order.h"
+#include "backends/cpu/panel_tiles.h"
 #include "core/tensor/block_quant.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <cpuid.h>
-#include <immintrin.h>
 
-#define TESSERA_AVX2 __attribute__((target("avx2,fma,f16c")))
+#include "backends/cpu/x86_simd.h"
 
 namespace tessera::cpu {
 namespace {
 
-// The eight-lane tree of sum_eight_lanes on a register.
-TESSERA_AVX2 inline float sum_lanes(__m256 v) {
-  const __m128 halves = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  const __m128 pairs = _mm_add_ps(halves, _mm_movehl_ps(halves, halves));
-  return _mm_cvtss_f32(_mm_add_ss(pairs, _mm_movehdup_ps(pairs)));
-}
-
-// The three float-row weight types: 8 floats from a pointer, and one.
-TESSERA_AVX2 inline __m256 load8(const float* p) {
-  return _mm256_loadu_ps(p);
-}
-TESSERA_AVX2 inline float to_f32(float v) {
-  return v;
-}
-TESSERA_AVX2 inline __m256 load8(const uint16_t* p) {  // f16
-  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-}
-TESSERA_AVX2 inline float to_f32(uint16_t h) {
-  return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(h)));
-}
-// bf16 is the top half of an f32: widen and shift.
-struct Bf16 {
-  uint16_t bits;
-};
-TESSERA_AVX2 inline __m256 load8(const Bf16* p) {
-  const __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-  return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
-}
-TESSERA_AVX2 inline float to_f32(Bf16 b) {
-  return bf16_to_float(b.bits);
-}
-
-// The 32 float lanes as four 8-lane accumulators; then the tail, in order.
+// A tile of R rows times T tokens of float rows: two 8-lane accumulators
+// per output (lanes 0-7 and 8-15 of the 16-lane order), folded and then the
+// tail, in order.
 template <typename Weight>
-TESSERA_AVX2 inline float dot_float_rows(const Weight* w, const float* x, int64_t k) {
-  __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0;
-  int64_t i = 0;
-  for (; i + kFloatLanes <= k; i += kFloatLanes) {
-    acc0 = _mm256_fmadd_ps(load8(w + i), _mm256_loadu_ps(x + i), acc0);
-    acc1 = _mm256_fmadd_ps(load8(w + i + 8), _mm256_loadu_ps(x + i + 8), acc1);
-    acc2 = _mm256_fmadd_ps(load8(w + i + 16), _mm256_loadu_ps(x + i + 16), acc2);
-    acc3 = _mm256_fmadd_ps(load8(w + i + 24), _mm256_loadu_ps(x + i + 24), acc3);
-  }
-  float r = sum_lanes(_mm256_add_ps(_mm256_add_ps(acc0, acc1), _mm256_add_ps(acc2, acc3)));
-  for (; i < k; ++i)
-    r = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(to_f32(w[i])), _mm_set_ss(x[i]), _mm_set_ss(r)));
-  return r;
+struct FloatTiles {
+  template <int R, int T>
+  struct Tile {
+    TESSERA_AVX2 static void run(const FloatPanel& p, int64_t r0, int64_t t0) {
+      const Weight* w[R];
+      const float* x[T];
+      for (int r = 0; r < R; ++r)
+        w[r] =
+            reinterpret_cast<const Weight*>(p.w + static_cast<std::size_t>(r0 + r) * p.row_bytes);
+      for (int t = 0; t < T; ++t) x[t] = p.x + (t0 + t) * p.x_stride;
+      __m256 low[R][T], high[R][T];
+      for (int r = 0; r < R; ++r)
+        for (int t = 0; t < T; ++t) low[r][t] = high[r][t] = _mm256_setzero_ps();
+      int64_t i = 0;
+      for (; i + kFloatLanes <= p.k; i += kFloatLanes) {
+        __m256 wv[R];
+        for (int r = 0; r < R; ++r) wv[r] = load8(w[r] + i);
+        for (int t = 0; t < T; ++t) {
+          const __m256 xv = _mm256_loadu_ps(x[t] + i);
+          for (int r = 0; r < R; ++r) low[r][t] = _mm256_fmadd_ps(wv[r], xv, low[r][t]);
+        }
+        for (int r = 0; r < R; ++r) wv[r] = load8(w[r] + i + 8);
+        for (int t = 0; t < T; ++t) {
+          const __m256 xv = _mm256_loadu_ps(x[t] + i + 8);
+          for (int r = 0; r < R; ++r) high[r][t] = _mm256_fmadd_ps(wv[r], xv, high[r][t]);
+        }
+      }
+      for (int r = 0; r < R; ++r)
+        for (int t = 0; t < T; ++t) {
+          float v = sum_lanes(_mm256_add_ps(low[r][t], high[r][t]));
+          for (int64_t j = i; j < p.k; ++j)
+            v = _mm_cvtss_f32(
+                _mm_fmadd_ss(_mm_set_ss(to_f32(w[r][j])), _mm_set_ss(x[t][j]), _mm_set_ss(v)));
+          p.out[(t0 + t) * p.out_stride + r0 + r] = v;
+        }
+    }
+  };
+};
+
+// One token (decode): four rows at a time, eight independent chains. A
+// prompt: two rows times three tokens, each row and token loaded once for six
+// outputs.
+template <typename Weight>
+void float_panel(const FloatPanel& p) {
+  static constexpr auto decode =
+      make_tile_table<FloatPanel, 4, 1, FloatTiles<Weight>::template Tile>();
+  static constexpr auto prompt =
+      make_tile_table<FloatPanel, 2, 3, FloatTiles<Weight>::template Tile>();
+  if (p.tokens == 1)
+    for_each_tile(p, decode);
+  else
+    for_each_tile(p, prompt);
 }
 
-TESSERA_AVX2 float dot_f32(const float* w, const float* x, int64_t k) {
-  return dot_float_rows(w, x, k);
-}
-
-TESSERA_AVX2 float dot_f16(const uint16_t* w, const float* x, int64_t k) {
-  return dot_float_rows(w, x, k);
-}
-
-TESSERA_AVX2 float dot_bf16(const uint16_t* w, const float* x, int64_t k) {
-  return dot_float_rows(reinterpret_cast<const Bf16*>(w), x, k);
-}
-
-TESSERA_AVX2 inline float half_scale(const uint8_t* block) {
-  uint16_t h;
-  std::memcpy(&h, block, 2);
-  return to_f32(h);
-}
-
-// Eight int32 sums of four consecutive products of signed bytes, as floats.
-TESSERA_AVX2 inline __m256 block_sums(__m256i w, __m256i x) {
-  const __m256i products = _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w));
+// Eight int32 sums of four consecutive products of signed bytes w and x, as
+// floats, given |w| (shared by every token).
+TESSERA_AVX2 inline __m256 block_sums(__m256i w, __m256i w_magnitude, __m256i x) {
+  const __m256i products = _mm256_maddubs_epi16(w_magnitude, _mm256_sign_epi8(x, w));
   return _mm256_cvtepi32_ps(_mm256_madd_epi16(products, _mm256_set1_epi16(1)));
 }
 
-template <typename Unpack>
-TESSERA_AVX2 inline float dot_int_blocks(Unpack unpack, const Q8Block* x, int64_t blocks) {
-  __m256 even = _mm256_setzero_ps(), odd = even;
-  int64_t b = 0;
-  for (; b + 2 <= blocks; b += 2) {
-    float d0, d1;
-    const __m256i w0 = unpack(b, d0), w1 = unpack(b + 1, d1);
-    const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].q));
-    const __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b + 1].q));
-    even = _mm256_fmadd_ps(_mm256_set1_ps(d0 * x[b].d), block_sums(w0, x0), even);
-    odd = _mm256_fmadd_ps(_mm256_set1_ps(d1 * x[b + 1].d), block_sums(w1, x1), odd);
+// A block of 32 int8 weights and its scale.
+struct Q8_0Codes {
+  TESSERA_AVX2 static __m256i unpack(const uint8_t* row, int64_t b, float& d) {
+    const uint8_t* block = row + b * kQ8_0Bytes;
+    d = half_scale(block);
+    return load32(block + 2);
   }
-  if (b < blocks) {
-    float d0;
-    const __m256i w0 = unpack(b, d0);
-    const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].q));
-    even = _mm256_fmadd_ps(_mm256_set1_ps(d0 * x[b].d), block_sums(w0, x0), even);
+};
+struct Q4_0Codes {
+  TESSERA_AVX2 static __m256i unpack(const uint8_t* row, int64_t b, float& d) {
+    const uint8_t* block = row + b * kQ4_0Bytes;
+    d = half_scale(block);
+    const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2));
+    // Elements 0..15 are the low nibbles, 16..31 the high ones.
+    const __m256i both = _mm256_set_m128i(_mm_srli_epi16(packed, 4), packed);
+    return _mm256_sub_epi8(_mm256_and_si256(both, _mm256_set1_epi8(0x0F)), _mm256_set1_epi8(8));
   }
-  return sum_lanes(_mm256_add_ps(even, odd));
-}
+};
 
-TESSERA_AVX2 float dot_q8_0(const uint8_t* w, const Q8Block* x, int64_t blocks) {
-  return dot_int_blocks(
-      [w](int64_t b, float& d) TESSERA_AVX2 {
-        const uint8_t* block = w + b * kQ8_0Bytes;
-        d = half_scale(block);
-        return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 2));
-      },
-      x, blocks);
-}
+// A tile of integer rows: accumulators for even and odd blocks per output.
+template <typename Codes>
+struct IntegerTiles {
+  template <int R, int T>
+  struct Tile {
+    // Block b of the tile's rows into the accumulators of parity `odd`.
+    TESSERA_AVX2 static inline void block(const uint8_t* const* w, const Q8Block* const* x,
+                                          int64_t b, __m256 (&acc)[R][T]) {
+      for (int r = 0; r < R; ++r) {
+        float d;
+        const __m256i codes = Codes::unpack(w[r], b, d);
+        const __m256i magnitude = _mm256_sign_epi8(codes, codes);
+        const __m256 dw = _mm256_set1_ps(d);
+        for (int t = 0; t < T; ++t) {
+          const __m256 scale = _mm256_mul_ps(dw, _mm256_broadcast_ss(&x[t][b].d));
+          acc[r][t] =
+              _mm256_fmadd_ps(scale, block_sums(codes, magnitude, load32(x[t][b].q)), acc[r][t]);
+        }
+      }
+    }
+    TESSERA_AVX2 static void run(const QuantPanel& p, int64_t r0, int64_t t0) {
+      const uint8_t* w[R];
+      const Q8Block* x[T];
+      for (int r = 0; r < R; ++r) w[r] = p.w + static_cast<std::size_t>(r0 + r) * p.row_bytes;
+      for (int t = 0; t < T; ++t) x[t] = static_cast<const Q8Block*>(p.x) + (t0 + t) * p.x_stride;
+      __m256 even[R][T], odd[R][T];
+      for (int r = 0; r < R; ++r)
+        for (int t = 0; t < T; ++t) even[r][t] = odd[r][t] = _mm256_setzero_ps();
+      int64_t b = 0;
+      for (; b + 2 <= p.blocks; b += 2) {
+        block(w, x, b, even);
+        block(w, x, b + 1, odd);
+      }
+      if (b < p.blocks) block(w, x, b, even);
+      for (int r = 0; r < R; ++r)
+        for (int t = 0; t < T; ++t)
+          p.out[(t0 + t) * p.out_stride + r0 + r] = sum_lanes(_mm256_add_ps(even[r][t], odd[r][t]));
+    }
+  };
+};
 
-TESSERA_AVX2 float dot_q4_0(const uint8_t* w, const Q8Block* x, int64_t blocks) {
-  return dot_int_blocks(
-      [w](int64_t b, float& d) TESSERA_AVX2 {
-        const uint8_t* block = w + b * kQ4_0Bytes;
-        d = half_scale(block);
-        const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2));
-        const __m128i low = _mm_and_si128(packed, _mm_set1_epi8(0x0F));
-        const __m128i high = _mm_and_si128(_mm_srli_epi16(packed, 4), _mm_set1_epi8(0x0F));
-        // Elements 0..15 are the low nibbles, 16..31 the high ones.
-        const __m256i codes = _mm256_set_m128i(high, low);
-        return _mm256_sub_epi8(codes, _mm256_set1_epi8(8));
-      },
-      x, blocks);
-}
-
-TESSERA_AVX2 inline __m256i load32(const void* p) {
-  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+template <typename Codes>
+void integer_panel(const QuantPanel& p) {
+  static constexpr auto decode =
+      make_tile_table<QuantPanel, 4, 1, IntegerTiles<Codes>::template Tile>();
+  static constexpr auto prompt =
+      make_tile_table<QuantPanel, 2, 2, IntegerTiles<Codes>::template Tile>();
+  if (p.tokens == 1)
+    for_each_tile(p, decode);
+  else
+    for_each_tile(p, prompt);
 }
 
 // Eight int32 lanes: `scale` (int16, per pair of bytes) times the sums of
@@ -146,69 +161,137 @@ TESSERA_AVX2 inline __m256i scaled_sums(__m256i codes, __m256i x, __m256i scale)
   return _mm256_madd_epi16(_mm256_maddubs_epi16(codes, x), scale);
 }
 
-TESSERA_AVX2 float dot_q4_K(const uint8_t* w, const Q8KBlock* x, int64_t supers) {
-  __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
-  float mins = 0;
-  const __m256i nibble = _mm256_set1_epi8(0x0F);
-  for (int64_t s = 0; s < supers; ++s) {
-    const uint8_t* super = w + s * kQ4_KBytes;
-    __m256i lanes = _mm256_setzero_si256();
-    int32_t min_sum = 0;
-    for (int pair = 0; pair < 4; ++pair) {
-      int sc0, m0, sc1, m1;
-      q4_K_scale_min(2 * pair, super + 4, sc0, m0);
-      q4_K_scale_min(2 * pair + 1, super + 4, sc1, m1);
-      const __m256i packed = load32(super + 16 + 32 * pair);
-      const __m256i low = _mm256_and_si256(packed, nibble);
-      const __m256i high = _mm256_and_si256(_mm256_srli_epi16(packed, 4), nibble);
-      lanes = _mm256_add_epi32(lanes, scaled_sums(low, load32(x[s].q + 64 * pair),
-                                                  _mm256_set1_epi16(static_cast<int16_t>(sc0))));
-      lanes = _mm256_add_epi32(lanes, scaled_sums(high, load32(x[s].q + 64 * pair + 32),
-                                                  _mm256_set1_epi16(static_cast<int16_t>(sc1))));
-      min_sum += m0 * x[s].sums[2 * pair] + m1 * x[s].sums[2 * pair + 1];
-    }
-    const float scale = half_scale(super) * x[s].d;
-    acc[s & 1] = _mm256_fmadd_ps(_mm256_set1_ps(scale), _mm256_cvtepi32_ps(lanes), acc[s & 1]);
-    mins = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(half_scale(super + 2) * x[s].d),
-                                      _mm_set_ss(static_cast<float>(min_sum)), _mm_set_ss(mins)));
-  }
-  return sum_lanes(_mm256_add_ps(acc[0], acc[1])) - mins;
-}
-
-TESSERA_AVX2 float dot_q6_K(const uint8_t* w, const Q8KBlock* x, int64_t supers) {
-  __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
-  const __m256i nibble = _mm256_set1_epi8(0x0F), pair_bits = _mm256_set1_epi8(3);
-  const __m256i offset = _mm256_set1_epi8(32);
-  for (int64_t s = 0; s < supers; ++s) {
-    const uint8_t* super = w + s * kQ6_KBytes;
-    const auto* sub_scales = reinterpret_cast<const int8_t*>(super + 192);
-    __m256i lanes = _mm256_setzero_si256();
-    for (int half = 0; half < 2; ++half) {
-      const __m256i low0 = load32(super + 64 * half);
-      const __m256i low1 = load32(super + 64 * half + 32);
-      const __m256i high = load32(super + 128 + 32 * half);
-      for (int part = 0; part < 4; ++part) {
-        const int c = 4 * half + part;
-        const __m256i low_bytes = (part & 1) ? low1 : low0;
-        const __m256i low =
-            _mm256_and_si256(part >> 1 ? _mm256_srli_epi16(low_bytes, 4) : low_bytes, nibble);
-        const __m256i top =
-            _mm256_and_si256(_mm256_srl_epi16(high, _mm_cvtsi32_si128(2 * part)), pair_bits);
-        const __m256i codes =
-            _mm256_sub_epi8(_mm256_or_si256(low, _mm256_slli_epi16(top, 4)), offset);
-        const __m256i xc = load32(x[s].q + 32 * c);
-        const __m256i products =
-            _mm256_maddubs_epi16(_mm256_sign_epi8(codes, codes), _mm256_sign_epi8(xc, codes));
-        // int16 lanes 0-7 hold elements 0-15 (one sub-scale), 8-15 the rest.
-        const __m256i scale = _mm256_set_m128i(_mm_set1_epi16(sub_scales[2 * c + 1]),
-                                               _mm_set1_epi16(sub_scales[2 * c]));
-        lanes = _mm256_add_epi32(lanes, _mm256_madd_epi16(products, scale));
+// q4_K: per super-block and row, the scales are decoded once for every token.
+template <int R, int T>
+struct Q4_KTile {
+  // Super-block s of the tile's rows into `acc` (the even or the odd ones).
+  TESSERA_AVX2 static inline void add_super_block(const QuantPanel& p, int64_t r0,
+                                                  const Q8KBlock* const* x, int64_t s,
+                                                  __m256 (&acc)[R][T], float (&mins)[R][T]) {
+    const __m256i nibble = _mm256_set1_epi8(0x0F);
+#pragma GCC unroll 4  // the accumulators stay in registers
+    for (int r = 0; r < R; ++r) {
+      const uint8_t* super = p.w + static_cast<std::size_t>(r0 + r) * p.row_bytes + s * kQ4_KBytes;
+      int sc[8], m[8];
+      for (int c = 0; c < 8; ++c) q4_K_scale_min(c, super + 4, sc[c], m[c]);
+      __m256i lanes[T];
+      for (int t = 0; t < T; ++t) lanes[t] = _mm256_setzero_si256();
+      for (int pair = 0; pair < 4; ++pair) {
+        const __m256i packed = load32(super + 16 + 32 * pair);
+        const __m256i low = _mm256_and_si256(packed, nibble);
+        const __m256i high = _mm256_and_si256(_mm256_srli_epi16(packed, 4), nibble);
+        const __m256i sc0 = _mm256_set1_epi16(static_cast<int16_t>(sc[2 * pair]));
+        const __m256i sc1 = _mm256_set1_epi16(static_cast<int16_t>(sc[2 * pair + 1]));
+        for (int t = 0; t < T; ++t) {
+          lanes[t] =
+              _mm256_add_epi32(lanes[t], scaled_sums(low, load32(x[t][s].q + 64 * pair), sc0));
+          lanes[t] = _mm256_add_epi32(lanes[t],
+                                      scaled_sums(high, load32(x[t][s].q + 64 * pair + 32), sc1));
+        }
+      }
+      const float d = half_scale(super), dmin = half_scale(super + 2);
+      for (int t = 0; t < T; ++t) {
+        int32_t min_sum = 0;
+        for (int c = 0; c < 8; ++c) min_sum += m[c] * x[t][s].sums[c];
+        acc[r][t] =
+            _mm256_fmadd_ps(_mm256_set1_ps(d * x[t][s].d), _mm256_cvtepi32_ps(lanes[t]), acc[r][t]);
+        mins[r][t] = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(dmin * x[t][s].d),
+                                                _mm_set_ss(static_cast<float>(min_sum)),
+                                                _mm_set_ss(mins[r][t])));
       }
     }
-    const float scale = half_scale(super + 208) * x[s].d;
-    acc[s & 1] = _mm256_fmadd_ps(_mm256_set1_ps(scale), _mm256_cvtepi32_ps(lanes), acc[s & 1]);
   }
-  return sum_lanes(_mm256_add_ps(acc[0], acc[1]));
+  TESSERA_AVX2 static void run(const QuantPanel& p, int64_t r0, int64_t t0) {
+    const Q8KBlock* x[T];
+    for (int t = 0; t < T; ++t) x[t] = static_cast<const Q8KBlock*>(p.x) + (t0 + t) * p.x_stride;
+    __m256 even[R][T], odd[R][T];
+    float mins[R][T] = {};
+    for (int r = 0; r < R; ++r)
+      for (int t = 0; t < T; ++t) even[r][t] = odd[r][t] = _mm256_setzero_ps();
+    int64_t s = 0;
+    for (; s + 2 <= p.blocks; s += 2) {
+      add_super_block(p, r0, x, s, even, mins);
+      add_super_block(p, r0, x, s + 1, odd, mins);
+    }
+    if (s < p.blocks) add_super_block(p, r0, x, s, even, mins);
+    for (int r = 0; r < R; ++r)
+      for (int t = 0; t < T; ++t)
+        p.out[(t0 + t) * p.out_stride + r0 + r] =
+            sum_lanes(_mm256_add_ps(even[r][t], odd[r][t])) - mins[r][t];
+  }
+};
+
+// q6_K: the codes of a super-block and row are unpacked once for every token.
+template <int R, int T>
+struct Q6_KTile {
+  // Super-block s of the tile's rows into `acc` (the even or the odd ones).
+  TESSERA_AVX2 static inline void add_super_block(const QuantPanel& p, int64_t r0,
+                                                  const Q8KBlock* const* x, int64_t s,
+                                                  __m256 (&acc)[R][T]) {
+    const __m256i nibble = _mm256_set1_epi8(0x0F), pair_bits = _mm256_set1_epi8(3);
+    const __m256i offset = _mm256_set1_epi8(32);
+#pragma GCC unroll 4  // the accumulators stay in registers
+    for (int r = 0; r < R; ++r) {
+      const uint8_t* super = p.w + static_cast<std::size_t>(r0 + r) * p.row_bytes + s * kQ6_KBytes;
+      const auto* sub_scales = reinterpret_cast<const int8_t*>(super + 192);
+      __m256i lanes[T];
+      for (int t = 0; t < T; ++t) lanes[t] = _mm256_setzero_si256();
+      for (int half = 0; half < 2; ++half) {
+        const __m256i low0 = load32(super + 64 * half);
+        const __m256i low1 = load32(super + 64 * half + 32);
+        const __m256i high = load32(super + 128 + 32 * half);
+        for (int part = 0; part < 4; ++part) {
+          const int c = 4 * half + part;
+          const __m256i low_bytes = (part & 1) ? low1 : low0;
+          const __m256i low =
+              _mm256_and_si256(part >> 1 ? _mm256_srli_epi16(low_bytes, 4) : low_bytes, nibble);
+          const __m256i top =
+              _mm256_and_si256(_mm256_srl_epi16(high, _mm_cvtsi32_si128(2 * part)), pair_bits);
+          const __m256i codes =
+              _mm256_sub_epi8(_mm256_or_si256(low, _mm256_slli_epi16(top, 4)), offset);
+          const __m256i magnitude = _mm256_sign_epi8(codes, codes);
+          // int16 lanes 0-7 hold elements 0-15 (one sub-scale), 8-15 the rest.
+          const __m256i scale = _mm256_set_m128i(_mm_set1_epi16(sub_scales[2 * c + 1]),
+                                                 _mm_set1_epi16(sub_scales[2 * c]));
+          for (int t = 0; t < T; ++t) {
+            const __m256i products = _mm256_maddubs_epi16(
+                magnitude, _mm256_sign_epi8(load32(x[t][s].q + 32 * c), codes));
+            lanes[t] = _mm256_add_epi32(lanes[t], _mm256_madd_epi16(products, scale));
+          }
+        }
+      }
+      const float d = half_scale(super + 208);
+      for (int t = 0; t < T; ++t)
+        acc[r][t] =
+            _mm256_fmadd_ps(_mm256_set1_ps(d * x[t][s].d), _mm256_cvtepi32_ps(lanes[t]), acc[r][t]);
+    }
+  }
+  TESSERA_AVX2 static void run(const QuantPanel& p, int64_t r0, int64_t t0) {
+    const Q8KBlock* x[T];
+    for (int t = 0; t < T; ++t) x[t] = static_cast<const Q8KBlock*>(p.x) + (t0 + t) * p.x_stride;
+    __m256 even[R][T], odd[R][T];
+    for (int r = 0; r < R; ++r)
+      for (int t = 0; t < T; ++t) even[r][t] = odd[r][t] = _mm256_setzero_ps();
+    int64_t s = 0;
+    for (; s + 2 <= p.blocks; s += 2) {
+      add_super_block(p, r0, x, s, even);
+      add_super_block(p, r0, x, s + 1, odd);
+    }
+    if (s < p.blocks) add_super_block(p, r0, x, s, even);
+    for (int r = 0; r < R; ++r)
+      for (int t = 0; t < T; ++t)
+        p.out[(t0 + t) * p.out_stride + r0 + r] = sum_lanes(_mm256_add_ps(even[r][t], odd[r][t]));
+  }
+};
+
+template <template <int, int> class Tile>
+void kquant_panel(const QuantPanel& p) {
+  static constexpr auto decode = make_tile_table<QuantPanel, 2, 1, Tile>();
+  static constexpr auto prompt = make_tile_table<QuantPanel, 2, 2, Tile>();
+  if (p.tokens == 1)
+    for_each_tile(p, decode);
+  else
+    for_each_tile(p, prompt);
 }
 
 // max|x| over 8n floats.
@@ -275,8 +358,16 @@ const DotKernels* avx2_dot_kernels() {
     const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & (1u << 29)) != 0;
     return f16c && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   }();
-  static const DotKernels kernels{"avx2",   dot_f32,  dot_f16,  dot_bf16,    dot_q8_0,
-                                  dot_q4_0, dot_q4_K, dot_q6_K, quantize_q8, quantize_q8k};
+  static const DotKernels kernels{"avx2",
+                                  float_panel<float>,
+                                  float_panel<uint16_t>,
+                                  float_panel<Bf16>,
+                                  integer_panel<Q8_0Codes>,
+                                  integer_panel<Q4_0Codes>,
+                                  kquant_panel<Q4_KTile>,
+                                  kquant_panel<Q6_KTile>,
+                                  quantize_q8,
+                                  quantize_q8k};
   return supported ? &kernels : nullptr;
 }
 

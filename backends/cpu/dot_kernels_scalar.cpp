@@ -22,7 +22,7 @@ float dot_float_rows(Weight w, const float* x, int64_t k) {
   for (; i + kFloatLanes <= k; i += kFloatLanes)
     for (int l = 0; l < kFloatLanes; ++l) acc[l] = std::fma(w(i + l), x[i + l], acc[l]);
   float s[8];
-  for (int l = 0; l < 8; ++l) s[l] = (acc[l] + acc[l + 8]) + (acc[l + 16] + acc[l + 24]);
+  for (int l = 0; l < 8; ++l) s[l] = acc[l] + acc[l + 8];
   float r = sum_eight_lanes(s);
   for (; i < k; ++i) r = std::fma(w(i), x[i], r);
   return r;
@@ -187,21 +187,57 @@ void quantize_q8(const float* x, int64_t k, Q8Block* out) {
   }
 }
 
+// A panel one output at a time: the reference of every tiling.
+template <typename Weight, float (*dot)(const Weight*, const float*, int64_t)>
+void float_panel(const FloatPanel& p) {
+  for (int64_t r = 0; r < p.rows; ++r) {
+    const auto* row =
+        reinterpret_cast<const Weight*>(p.w + static_cast<std::size_t>(r) * p.row_bytes);
+    for (int64_t t = 0; t < p.tokens; ++t)
+      p.out[t * p.out_stride + r] = dot(row, p.x + t * p.x_stride, p.k);
+  }
+}
+
+template <typename Block, float (*dot)(const uint8_t*, const Block*, int64_t)>
+void quant_panel(const QuantPanel& p) {
+  const auto* x = static_cast<const Block*>(p.x);
+  for (int64_t r = 0; r < p.rows; ++r) {
+    const uint8_t* row = p.w + static_cast<std::size_t>(r) * p.row_bytes;
+    for (int64_t t = 0; t < p.tokens; ++t)
+      p.out[t * p.out_stride + r] = dot(row, x + t * p.x_stride, p.blocks);
+  }
+}
+
 }  // namespace
 
 const DotKernels& scalar_dot_kernels() {
-  static const DotKernels kernels{"scalar", dot_f32,  dot_f16,  dot_bf16,    dot_q8_0,
-                                  dot_q4_0, dot_q4_K, dot_q6_K, quantize_q8, quantize_q8k};
+  static const DotKernels kernels{"scalar",
+                                  float_panel<float, dot_f32>,
+                                  float_panel<uint16_t, dot_f16>,
+                                  float_panel<uint16_t, dot_bf16>,
+                                  quant_panel<Q8Block, dot_q8_0>,
+                                  quant_panel<Q8Block, dot_q4_0>,
+                                  quant_panel<Q8KBlock, dot_q4_K>,
+                                  quant_panel<Q8KBlock, dot_q6_K>,
+                                  quantize_q8,
+                                  quantize_q8k};
   return kernels;
 }
 
-IntegerDot integer_dot_for(const DotKernels& set, DType dtype) {
+FloatPanelKernel float_panel_for(const DotKernels& set, DType dtype) {
+  if (dtype == DType::kF32) return set.f32;
+  if (dtype == DType::kF16) return set.f16;
+  if (dtype == DType::kBF16) return set.bf16;
+  return nullptr;
+}
+
+QuantPanelKernel integer_panel_for(const DotKernels& set, DType dtype) {
   if (dtype == DType::kQ8_0) return set.q8_0;
   if (dtype == DType::kQ4_0) return set.q4_0;
   return nullptr;
 }
 
-KQuantDot kquant_dot_for(const DotKernels& set, DType dtype) {
+QuantPanelKernel kquant_panel_for(const DotKernels& set, DType dtype) {
   if (dtype == DType::kQ4_K) return set.q4_K;
   if (dtype == DType::kQ6_K) return set.q6_K;
   return nullptr;
@@ -209,8 +245,11 @@ KQuantDot kquant_dot_for(const DotKernels& set, DType dtype) {
 
 const DotKernels& best_dot_kernels() {
   static const DotKernels& chosen = [&]() -> const DotKernels& {
-    const char* forced = std::getenv("TESSERA_CPU_KERNELS");
-    if (forced != nullptr && std::string_view(forced) == "scalar") return scalar_dot_kernels();
+    const char* env = std::getenv("TESSERA_CPU_KERNELS");
+    const std::string_view cap = env != nullptr ? env : "";
+    if (cap == "scalar") return scalar_dot_kernels();
+    const DotKernels* avx512 = cap == "avx2" ? nullptr : avx512_dot_kernels();
+    if (avx512 != nullptr) return *avx512;
     const DotKernels* avx2 = avx2_dot_kernels();
     return avx2 ? *avx2 : scalar_dot_kernels();
   }();

@@ -6,7 +6,7 @@
 
 namespace tessera::cpu {
 
-inline constexpr int kFloatLanes = 32;
+inline constexpr int kFloatLanes = 16;
 inline constexpr int64_t kQ8_0Bytes = 34;   // ggml block_q8_0: fp16 d, int8 q[32]
 inline constexpr int64_t kQ4_0Bytes = 18;   // ggml block_q4_0: fp16 d, 16 bytes of nibbles
 inline constexpr int64_t kQ4_KBytes = 144;  // ggml block_q4_K: 256 elements

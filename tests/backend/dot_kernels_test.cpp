@@ -1,5 +1,6 @@
-// Every SIMD dot kernel gives the scalar reference's bits, on random rows of
-// many lengths (tails included), and the integer kernels compute what the
+// Every SIMD panel kernel gives the scalar reference's bits, on random rows
+// of many lengths (tails included) in panels of many shapes (partial register
+// tiles included), and the integer kernels compute what the
 // blocks mean (the dot of the decoded rows, within the activations' q8
 // rounding).
 #include <gtest/gtest.h>
@@ -32,29 +33,61 @@ std::vector<float> gaussian(std::size_t n, uint32_t seed) {
 std::vector<const DotKernels*> fast_kernels() {
   std::vector<const DotKernels*> out;
   if (const DotKernels* avx2 = avx2_dot_kernels()) out.push_back(avx2);
+  if (const DotKernels* avx512 = avx512_dot_kernels()) out.push_back(avx512);
   return out;
 }
 
-constexpr int64_t kLengths[] = {1, 7, 31, 32, 33, 64, 100, 172, 256, 999, 4101};
+constexpr int64_t kLengths[] = {1, 7, 15, 16, 17, 31, 32, 33, 64, 100, 172, 256, 999, 4101};
 
-TEST(DotKernels, FloatRowsMatchTheReferenceBitwise) {
+// Panel shapes: one token (decode tiles) and several (prompt tiles), with
+// rows and tokens that leave partial tiles at the edges.
+struct Shape {
+  int64_t rows, tokens;
+};
+constexpr Shape kShapes[] = {{1, 1}, {3, 1}, {13, 1}, {2, 2}, {5, 4}, {9, 7}};
+
+// Weight rows in one of the float types, `row_elements` apart (more than k:
+// the row stride is the panel's, not k).
+struct FloatRows {
+  std::vector<uint8_t> bytes;
+  std::size_t row_bytes;
+};
+FloatRows float_rows(DType dtype, int64_t rows, int64_t k, uint32_t seed) {
+  const int64_t row_elements = k + 3;
+  const std::vector<float> w = gaussian(static_cast<std::size_t>(rows * row_elements), seed);
+  FloatRows out{std::vector<uint8_t>(dtype_row_bytes(dtype, rows * row_elements)),
+                dtype_row_bytes(dtype, row_elements)};
+  quantize_row(dtype, w.data(), rows * row_elements, out.bytes.data());
+  return out;
+}
+
+// out[t][r] of a panel (out_stride rows + 1, so stride matters).
+std::vector<float> float_panel(const DotKernels& set, DType dtype, const FloatRows& w,
+                               const std::vector<float>& x, Shape shape, int64_t k) {
+  std::vector<float> out(static_cast<std::size_t>(shape.tokens * (shape.rows + 1)), -1.0f);
+  float_panel_for(set, dtype)({w.bytes.data(), w.row_bytes, shape.rows, x.data(), k + 5,
+                               shape.tokens, k, out.data(), shape.rows + 1});
+  return out;
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+TEST(DotKernels, FloatPanelsMatchTheReferenceBitwise) {
   if (fast_kernels().empty()) GTEST_SKIP() << "no SIMD kernels on this CPU";
   const DotKernels& ref = scalar_dot_kernels();
-  for (const DotKernels* fast : fast_kernels())
-    for (const int64_t k : kLengths) {
-      const std::vector<float> w = gaussian(static_cast<std::size_t>(k), 1),
-                               x = gaussian(w.size(), 2);
-      std::vector<uint16_t> w16(w.size());
-      for (std::size_t i = 0; i < w.size(); ++i) w16[i] = float_to_half(w[i]);
-      EXPECT_TRUE(same_bits(fast->f32(w.data(), x.data(), k), ref.f32(w.data(), x.data(), k)))
-          << fast->name << " f32 k " << k;
-      EXPECT_TRUE(same_bits(fast->f16(w16.data(), x.data(), k), ref.f16(w16.data(), x.data(), k)))
-          << fast->name << " f16 k " << k;
-      std::vector<uint16_t> wb(w.size());
-      for (std::size_t i = 0; i < w.size(); ++i) wb[i] = float_to_bf16(w[i]);
-      EXPECT_TRUE(same_bits(fast->bf16(wb.data(), x.data(), k), ref.bf16(wb.data(), x.data(), k)))
-          << fast->name << " bf16 k " << k;
-    }
+  for (const DType dtype : {DType::kF32, DType::kF16, DType::kBF16})
+    for (const int64_t k : kLengths)
+      for (const Shape shape : kShapes) {
+        const FloatRows w = float_rows(dtype, shape.rows, k, 1);
+        const std::vector<float> x = gaussian(static_cast<std::size_t>(shape.tokens * (k + 5)), 2);
+        const std::vector<float> expected = float_panel(ref, dtype, w, x, shape, k);
+        for (const DotKernels* fast : fast_kernels())
+          EXPECT_TRUE(same_bits(float_panel(*fast, dtype, w, x, shape, k), expected))
+              << fast->name << " " << dtype_name(dtype) << " k " << k << " rows " << shape.rows
+              << " tokens " << shape.tokens;
+      }
 }
 
 TEST(DotKernels, FloatRowsComputeTheDotProduct) {
@@ -67,73 +100,92 @@ TEST(DotKernels, FloatRowsComputeTheDotProduct) {
       exact += static_cast<double>(w[i]) * x[i];
       magnitude += std::abs(static_cast<double>(w[i]) * x[i]);
     }
-    EXPECT_NEAR(ref.f32(w.data(), x.data(), k), exact, 1e-6 * magnitude + 1e-6) << k;
+    float got = 0;
+    ref.f32({reinterpret_cast<const uint8_t*>(w.data()), w.size() * sizeof(float), 1, x.data(), k,
+             1, k, &got, 1});
+    EXPECT_NEAR(got, exact, 1e-6 * magnitude + 1e-6) << k;
   }
 }
 
 // Random weight rows of `blocks` blocks in `dtype` (from Gaussian values, so
 // the scales are realistic) and their decoded floats.
-struct BlockRow {
+struct BlockRows {
   std::vector<uint8_t> bytes;
+  std::size_t row_bytes;
   std::vector<float> decoded;
 };
-BlockRow block_row(DType dtype, int64_t blocks, uint32_t seed) {
+BlockRows block_rows(DType dtype, int64_t rows, int64_t blocks, uint32_t seed) {
   const int64_t k = 32 * blocks;
-  const std::vector<float> w = gaussian(static_cast<std::size_t>(k), seed);
-  BlockRow row;
-  row.bytes.resize(dtype_row_bytes(dtype, k));
-  quantize_row(dtype, w.data(), k, row.bytes.data());
-  row.decoded.resize(w.size());
-  dequantize_row(dtype, row.bytes.data(), k, row.decoded.data());
-  return row;
+  const std::vector<float> w = gaussian(static_cast<std::size_t>(rows * k), seed);
+  BlockRows out{std::vector<uint8_t>(dtype_row_bytes(dtype, rows * k)), dtype_row_bytes(dtype, k),
+                std::vector<float>(w.size())};
+  quantize_row(dtype, w.data(), rows * k, out.bytes.data());
+  dequantize_row(dtype, out.bytes.data(), rows * k, out.decoded.data());
+  return out;
 }
 
-// x quantized both ways: Q8Blocks (per 32) and Q8KBlocks (per 256), by `set`.
+// Tokens quantized both ways by `set`: Q8Blocks (per 32) and Q8KBlocks (per
+// 256), token after token.
 struct QuantizedX {
   std::vector<Q8Block> q8;
   std::vector<Q8KBlock> q8k;
 };
-QuantizedX quantize_both(const DotKernels& set, const std::vector<float>& x) {
-  const auto k = static_cast<int64_t>(x.size());
-  QuantizedX out{std::vector<Q8Block>(static_cast<std::size_t>(k / 32)),
-                 std::vector<Q8KBlock>(static_cast<std::size_t>(k / 256))};
-  set.quantize_q8(x.data(), k, out.q8.data());
-  if (k >= 256) set.quantize_q8k(x.data(), k, out.q8k.data());
+QuantizedX quantize_both(const DotKernels& set, const std::vector<float>& x, int64_t tokens) {
+  const auto k = static_cast<int64_t>(x.size()) / tokens;
+  QuantizedX out{std::vector<Q8Block>(static_cast<std::size_t>(x.size() / 32)),
+                 std::vector<Q8KBlock>(static_cast<std::size_t>(x.size() / 256))};
+  for (int64_t t = 0; t < tokens; ++t) {
+    set.quantize_q8(x.data() + t * k, k, out.q8.data() + t * (k / 32));
+    if (k >= 256) set.quantize_q8k(x.data() + t * k, k, out.q8k.data() + t * (k / 256));
+  }
   return out;
 }
 
-// The dot of a `dtype` row with x through `set`'s kernel for it.
-float integer_dot(const DotKernels& set, DType dtype, const BlockRow& w, const QuantizedX& x) {
-  const int64_t blocks = static_cast<int64_t>(x.q8.size());
-  if (IntegerDot dot = integer_dot_for(set, dtype)) return dot(w.bytes.data(), x.q8.data(), blocks);
-  return kquant_dot_for(set, dtype)(w.bytes.data(), x.q8k.data(), blocks / 8);
+// A panel of `dtype` rows against the tokens through `set`'s kernel for it.
+std::vector<float> integer_panel(const DotKernels& set, DType dtype, const BlockRows& w,
+                                 const QuantizedX& x, Shape shape, int64_t blocks) {
+  std::vector<float> out(static_cast<std::size_t>(shape.tokens * (shape.rows + 1)), -1.0f);
+  if (QuantPanelKernel kernel = integer_panel_for(set, dtype)) {
+    kernel({w.bytes.data(), w.row_bytes, shape.rows, x.q8.data(), blocks, shape.tokens, blocks,
+            out.data(), shape.rows + 1});
+  } else {
+    kquant_panel_for(set, dtype)({w.bytes.data(), w.row_bytes, shape.rows, x.q8k.data(), blocks / 8,
+                                  shape.tokens, blocks / 8, out.data(), shape.rows + 1});
+  }
+  return out;
 }
 
-TEST(DotKernels, IntegerRowsMatchTheReferenceBitwise) {
+TEST(DotKernels, IntegerPanelsMatchTheReferenceBitwise) {
   if (fast_kernels().empty()) GTEST_SKIP() << "no SIMD kernels on this CPU";
   const DotKernels& ref = scalar_dot_kernels();
-  for (const DotKernels* fast : fast_kernels())
-    for (const int64_t blocks : {1, 2, 3, 7, 8, 24, 64, 129}) {
+  for (const int64_t blocks : {1, 2, 3, 7, 8, 24, 64, 129})
+    for (const Shape shape : kShapes) {
       const int64_t k = 32 * blocks;
-      std::vector<float> x = gaussian(static_cast<std::size_t>(k), 5);
+      std::vector<float> x = gaussian(static_cast<std::size_t>(k * shape.tokens), 5);
       x[3] = 0;  // a zero, and a block of zeros (scale 0)
       if (blocks > 2) std::fill_n(x.begin() + 32, 32, 0.0f);
-      const QuantizedX xr = quantize_both(ref, x), xf = quantize_both(*fast, x);
-      for (std::size_t b = 0; b < xr.q8.size(); ++b) {
-        ASSERT_TRUE(same_bits(xr.q8[b].d, xf.q8[b].d)) << fast->name << " block " << b;
-        ASSERT_EQ(std::memcmp(xr.q8[b].q, xf.q8[b].q, 32), 0) << fast->name << " block " << b;
-      }
-      for (std::size_t b = 0; b < xr.q8k.size(); ++b) {
-        ASSERT_TRUE(same_bits(xr.q8k[b].d, xf.q8k[b].d)) << fast->name << " super " << b;
-        ASSERT_EQ(std::memcmp(xr.q8k[b].q, xf.q8k[b].q, 256), 0) << fast->name << " super " << b;
-        ASSERT_EQ(std::memcmp(xr.q8k[b].sums, xf.q8k[b].sums, sizeof xr.q8k[b].sums), 0)
-            << fast->name << " super " << b;
+      const QuantizedX xr = quantize_both(ref, x, shape.tokens);
+      for (const DotKernels* fast : fast_kernels()) {
+        const QuantizedX xf = quantize_both(*fast, x, shape.tokens);
+        for (std::size_t b = 0; b < xr.q8.size(); ++b) {
+          ASSERT_TRUE(same_bits(xr.q8[b].d, xf.q8[b].d)) << fast->name << " block " << b;
+          ASSERT_EQ(std::memcmp(xr.q8[b].q, xf.q8[b].q, 32), 0) << fast->name << " block " << b;
+        }
+        for (std::size_t b = 0; b < xr.q8k.size(); ++b) {
+          ASSERT_TRUE(same_bits(xr.q8k[b].d, xf.q8k[b].d)) << fast->name << " super " << b;
+          ASSERT_EQ(std::memcmp(xr.q8k[b].q, xf.q8k[b].q, 256), 0) << fast->name << " super " << b;
+          ASSERT_EQ(std::memcmp(xr.q8k[b].sums, xf.q8k[b].sums, sizeof xr.q8k[b].sums), 0)
+              << fast->name << " super " << b;
+        }
       }
       for (const DType dtype : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ6_K}) {
         if (blocks % (dtype_layout(dtype).block_elements / 32) != 0) continue;
-        const BlockRow w = block_row(dtype, blocks, 6);
-        EXPECT_TRUE(same_bits(integer_dot(*fast, dtype, w, xr), integer_dot(ref, dtype, w, xr)))
-            << fast->name << " " << dtype_name(dtype) << " blocks " << blocks;
+        const BlockRows w = block_rows(dtype, shape.rows, blocks, 6);
+        const std::vector<float> expected = integer_panel(ref, dtype, w, xr, shape, blocks);
+        for (const DotKernels* fast : fast_kernels())
+          EXPECT_TRUE(same_bits(integer_panel(*fast, dtype, w, xr, shape, blocks), expected))
+              << fast->name << " " << dtype_name(dtype) << " blocks " << blocks << " rows "
+              << shape.rows << " tokens " << shape.tokens;
       }
     }
 }
@@ -142,7 +194,7 @@ TEST(DotKernels, IntegerRowsComputeTheDotOfTheDecodedRows) {
   const DotKernels& ref = scalar_dot_kernels();
   for (const DType dtype : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ6_K}) {
     const int64_t blocks = 64, k = 32 * blocks;
-    const BlockRow w = block_row(dtype, blocks, 7);
+    const BlockRows w = block_rows(dtype, 1, blocks, 7);
     const std::vector<float> x = gaussian(static_cast<std::size_t>(k), 8);
     double exact = 0, magnitude = 0;
     for (std::size_t i = 0; i < x.size(); ++i) {
@@ -151,8 +203,8 @@ TEST(DotKernels, IntegerRowsComputeTheDotOfTheDecodedRows) {
     }
     // The activations' q8 rounding: about 1/254 of the block's largest |x|
     // at worst, far less on average over 2048 products.
-    EXPECT_NEAR(integer_dot(ref, dtype, w, quantize_both(ref, x)), exact, 0.01 * magnitude)
-        << dtype_name(dtype);
+    const float got = integer_panel(ref, dtype, w, quantize_both(ref, x, 1), {1, 1}, blocks)[0];
+    EXPECT_NEAR(got, exact, 0.01 * magnitude) << dtype_name(dtype);
   }
 }
 
@@ -166,8 +218,8 @@ TEST(DotKernels, BlockSizesAreTheFormats) {
 
 TEST(DotKernels, TheBestSetIsOneOfThem) {
   const DotKernels& best = best_dot_kernels();
-  const DotKernels* avx2 = avx2_dot_kernels();
-  EXPECT_TRUE(&best == &scalar_dot_kernels() || &best == avx2);
+  EXPECT_TRUE(&best == &scalar_dot_kernels() || &best == avx2_dot_kernels() ||
+              &best == avx512_dot_kernels());
   std::printf("dot kernels on this CPU: %s\n", best.name);
 }
 

@@ -1,0 +1,60 @@
+// How the SIMD kernels walk a panel (dot_kernels.h): rows in blocks that stay
+// in cache while every token passes over them, and inside a block, register
+// tiles of up to R rows times T tokens. A tile kernel is a template
+// Tile<rows, tokens>::run(panel, first_row, first_token) for every size up to
+// R x T, so panel edges run the same code with fewer rows or tokens (and the
+// same summation order per output).
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+
+namespace tessera::cpu {
+
+template <typename Panel, int R, int T>
+using TileTable = std::array<std::array<void (*)(const Panel&, int64_t, int64_t), T>, R>;
+
+template <typename Panel, int T, template <int, int> class Tile, int r, int... t>
+constexpr std::array<void (*)(const Panel&, int64_t, int64_t), T> tile_row(
+    std::integer_sequence<int, t...>) {
+  return {&Tile<r + 1, t + 1>::run...};
+}
+
+template <typename Panel, int R, int T, template <int, int> class Tile, int... r>
+constexpr TileTable<Panel, R, T> tile_rows(std::integer_sequence<int, r...>) {
+  return {tile_row<Panel, T, Tile, r>(std::make_integer_sequence<int, T>{})...};
+}
+
+// table[rows - 1][tokens - 1] = &Tile<rows, tokens>::run.
+template <typename Panel, int R, int T, template <int, int> class Tile>
+constexpr TileTable<Panel, R, T> make_tile_table() {
+  return tile_rows<Panel, R, T, Tile>(std::make_integer_sequence<int, R>{});
+}
+
+// Row blocks of about `block_bytes` of weights (at least one tile of rows).
+template <typename Panel, std::size_t R, std::size_t T>
+void for_each_tile(
+    const Panel& panel,
+    const std::array<std::array<void (*)(const Panel&, int64_t, int64_t), T>, R>& tiles,
+    std::size_t block_bytes = 96 * 1024) {
+  constexpr auto kRows = static_cast<int64_t>(R), kTokens = static_cast<int64_t>(T);
+  const auto fitting =
+      static_cast<int64_t>(block_bytes / std::max<std::size_t>(panel.row_bytes, 1));
+  const int64_t block_rows = std::max(kRows, fitting / kRows * kRows);
+  for (int64_t first = 0; first < panel.rows; first += block_rows) {
+    const int64_t last = std::min(panel.rows, first + block_rows);
+    for (int64_t t = 0; t < panel.tokens; t += kTokens) {
+      const int64_t tokens = std::min(kTokens, panel.tokens - t);
+      for (int64_t r = first; r < last; r += kRows) {
+        const int64_t rows = std::min(kRows, last - r);
+        tiles[static_cast<std::size_t>(rows - 1)][static_cast<std::size_t>(tokens - 1)](panel, r,
+                                                                                        t);
+      }
+    }
+  }
+}
+
+}  // namespace tessera::cpu

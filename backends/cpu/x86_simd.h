@@ -1,0 +1,69 @@
+// Helpers shared by the x86 kernel files (dot_kernels_avx2.cpp,
+// dot_kernels_avx512.cpp): each function carries its target attribute, so it
+// is only called from code compiled for those features, behind a CPU check.
+// Internal linkage: no file's instantiation can stand in for another's.
+#pragma once
+
+// GCC 12's AVX-512 headers build "undefined" registers from themselves, which
+// its own -Wuninitialized then reports where they are inlined (GCC bug
+// 105593); the warnings are about the header, not this code.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "core/tensor/dtype.h"
+
+#define TESSERA_AVX2 __attribute__((target("avx2,fma,f16c")))
+
+namespace tessera::cpu {
+namespace {
+
+// The eight-lane tree of sum_eight_lanes on a register.
+TESSERA_AVX2 inline float sum_lanes(__m256 v) {
+  const __m128 halves = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 pairs = _mm_add_ps(halves, _mm_movehl_ps(halves, halves));
+  return _mm_cvtss_f32(_mm_add_ss(pairs, _mm_movehdup_ps(pairs)));
+}
+
+// The three float-row weight types: 8 floats from a pointer, and one.
+TESSERA_AVX2 inline __m256 load8(const float* p) {
+  return _mm256_loadu_ps(p);
+}
+TESSERA_AVX2 inline float to_f32(float v) {
+  return v;
+}
+TESSERA_AVX2 inline __m256 load8(const uint16_t* p) {  // f16
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+TESSERA_AVX2 inline float to_f32(uint16_t h) {
+  return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(h)));
+}
+// bf16 is the top half of an f32: widen and shift.
+struct Bf16 {
+  uint16_t bits;
+};
+TESSERA_AVX2 inline __m256 load8(const Bf16* p) {
+  const __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
+}
+TESSERA_AVX2 inline float to_f32(Bf16 b) {
+  return bf16_to_float(b.bits);
+}
+
+TESSERA_AVX2 inline float half_scale(const uint8_t* block) {
+  uint16_t h;
+  std::memcpy(&h, block, 2);
+  return to_f32(h);
+}
+
+TESSERA_AVX2 inline __m256i load32(const void* p) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+}
+
+}  // namespace
+}  // namespace tessera::cpu
