@@ -3,7 +3,8 @@
 // the same run. Decode (1 token: a matrix-vector product that reads every
 // weight once) reports weight bytes/s, to set beside memory_bandwidth_bench;
 // prompts (32 tokens) report multiply-adds/s. Shapes are the 1.1b model's
-// attention (2048 x 2048) and feed-forward (5632 x 2048) matrices.
+// attention (2048 x 2048), feed-forward (5632 x 2048) and output (32000 x
+// 2048) matrices.
 //
 //   build/release/benchmarks/matmul_bench --benchmark_counters_tabular=true
 //
@@ -80,6 +81,7 @@ void Shapes(benchmark::internal::Benchmark* b) {
     for (const int64_t set : {0, 1}) {
       b->Args({type, 1, 2048, set});
       b->Args({type, 1, 5632, set});
+      b->Args({type, 1, 32000, set});  // the output matrix: far past any cache
       b->Args({type, 32, 2048, set});
     }
 }

@@ -38,7 +38,10 @@ struct FloatTiles {
       int64_t i = 0;
       for (; i + kFloatLanes <= p.k; i += kFloatLanes) {
         __m256 wv[R];
-        for (int r = 0; r < R; ++r) wv[r] = load8(w[r] + i);
+        for (int r = 0; r < R; ++r) {
+          prefetch_ahead(w[r] + i, R * p.row_bytes);
+          wv[r] = load8(w[r] + i);
+        }
         for (int t = 0; t < T; ++t) {
           const __m256 xv = _mm256_loadu_ps(x[t] + i);
           for (int r = 0; r < R; ++r) low[r][t] = _mm256_fmadd_ps(wv[r], xv, low[r][t]);
@@ -85,6 +88,7 @@ TESSERA_AVX2 inline __m256 block_sums(__m256i w, __m256i w_magnitude, __m256i x)
 
 // A block of 32 int8 weights and its scale.
 struct Q8_0Codes {
+  static constexpr int64_t kBytes = kQ8_0Bytes;
   TESSERA_AVX2 static __m256i unpack(const uint8_t* row, int64_t b, float& d) {
     const uint8_t* block = row + b * kQ8_0Bytes;
     d = half_scale(block);
@@ -92,6 +96,7 @@ struct Q8_0Codes {
   }
 };
 struct Q4_0Codes {
+  static constexpr int64_t kBytes = kQ4_0Bytes;
   TESSERA_AVX2 static __m256i unpack(const uint8_t* row, int64_t b, float& d) {
     const uint8_t* block = row + b * kQ4_0Bytes;
     d = half_scale(block);
@@ -109,8 +114,9 @@ struct IntegerTiles {
   struct Tile {
     // Block b of the tile's rows into the accumulators of parity `odd`.
     TESSERA_AVX2 static inline void block(const uint8_t* const* w, const Q8Block* const* x,
-                                          int64_t b, __m256 (&acc)[R][T]) {
+                                          int64_t b, std::size_t ahead, __m256 (&acc)[R][T]) {
       for (int r = 0; r < R; ++r) {
+        prefetch_ahead(w[r] + b * Codes::kBytes, ahead);
         float d;
         const __m256i codes = Codes::unpack(w[r], b, d);
         const __m256i magnitude = _mm256_sign_epi8(codes, codes);
@@ -132,10 +138,10 @@ struct IntegerTiles {
         for (int t = 0; t < T; ++t) even[r][t] = odd[r][t] = _mm256_setzero_ps();
       int64_t b = 0;
       for (; b + 2 <= p.blocks; b += 2) {
-        block(w, x, b, even);
-        block(w, x, b + 1, odd);
+        block(w, x, b, R * p.row_bytes, even);
+        block(w, x, b + 1, R * p.row_bytes, odd);
       }
-      if (b < p.blocks) block(w, x, b, even);
+      if (b < p.blocks) block(w, x, b, R * p.row_bytes, even);
       for (int r = 0; r < R; ++r)
         for (int t = 0; t < T; ++t)
           p.out[(t0 + t) * p.out_stride + r0 + r] = sum_lanes(_mm256_add_ps(even[r][t], odd[r][t]));
@@ -172,6 +178,8 @@ struct Q4_KTile {
 #pragma GCC unroll 4  // the accumulators stay in registers
     for (int r = 0; r < R; ++r) {
       const uint8_t* super = p.w + static_cast<std::size_t>(r0 + r) * p.row_bytes + s * kQ4_KBytes;
+      for (int64_t line = 0; line < kQ4_KBytes; line += 64)
+        prefetch_ahead(super + line, R * p.row_bytes);
       int sc[8], m[8];
       for (int c = 0; c < 8; ++c) q4_K_scale_min(c, super + 4, sc[c], m[c]);
       __m256i lanes[T];
@@ -233,6 +241,8 @@ struct Q6_KTile {
 #pragma GCC unroll 4  // the accumulators stay in registers
     for (int r = 0; r < R; ++r) {
       const uint8_t* super = p.w + static_cast<std::size_t>(r0 + r) * p.row_bytes + s * kQ6_KBytes;
+      for (int64_t line = 0; line < kQ6_KBytes; line += 64)
+        prefetch_ahead(super + line, R * p.row_bytes);
       const auto* sub_scales = reinterpret_cast<const int8_t*>(super + 192);
       __m256i lanes[T];
       for (int t = 0; t < T; ++t) lanes[t] = _mm256_setzero_si256();

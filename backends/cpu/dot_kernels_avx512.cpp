@@ -56,7 +56,10 @@ struct FloatTiles {
       int64_t i = 0;
       for (; i + kFloatLanes <= p.k; i += kFloatLanes) {
         __m512 wv[R];
-        for (int r = 0; r < R; ++r) wv[r] = load16(w[r] + i);
+        for (int r = 0; r < R; ++r) {
+          prefetch_ahead(w[r] + i, R * p.row_bytes);
+          wv[r] = load16(w[r] + i);
+        }
         for (int t = 0; t < T; ++t) {
           const __m512 xv = _mm512_loadu_ps(x[t] + i);
           for (int r = 0; r < R; ++r) acc[r][t] = _mm512_fmadd_ps(wv[r], xv, acc[r][t]);
@@ -103,6 +106,7 @@ TESSERA_AVX512 inline __m512 pair_scales(float d0, float d1, __m512i spread) {
 // 128-bit quarters [b low, b+1 low, b high, b+1 high], x permuted the same
 // way, so the int32 lanes are [b 0-3, b+1 0-3, b 4-7, b+1 4-7].
 struct Q8_0Pairs {
+  static constexpr int64_t kBytes = kQ8_0Bytes;
   static constexpr int kOffset = 128;
   static constexpr __mmask16 kEvenLanes = 0x00FF;
   TESSERA_AVX512 static __m512i spread() {
@@ -128,6 +132,7 @@ struct Q8_0Pairs {
 };
 
 struct Q4_0Pairs {
+  static constexpr int64_t kBytes = kQ4_0Bytes;
   static constexpr int kOffset = 8;
   static constexpr __mmask16 kEvenLanes = 0x0F0F;
   TESSERA_AVX512 static __m512i spread() {
@@ -177,14 +182,18 @@ struct IntegerTiles {
     // Blocks b and (when `two`) b + 1 into every output's accumulator; a
     // lone last block only into the even lanes.
     TESSERA_AVX512 static inline void pair(const uint8_t* const* w, const Q8Block* const* x,
-                                           int64_t b, int64_t blocks, bool two,
+                                           int64_t b, int64_t blocks, std::size_t ahead, bool two,
                                            __m512 (&acc)[R][T]) {
       const __m512i spread = Pairs::spread();
       const __m512i offset = _mm512_set1_epi8(static_cast<char>(Pairs::kOffset));
       const __mmask16 lanes = two ? 0xFFFF : Pairs::kEvenLanes;
       __m512i codes[R];
       __m512 dw[R];
-      for (int r = 0; r < R; ++r) codes[r] = Pairs::codes(w[r], b, blocks, two, spread, dw[r]);
+      for (int r = 0; r < R; ++r) {
+        prefetch_ahead(w[r] + b * Pairs::kBytes, ahead);
+        prefetch_ahead(w[r] + b * Pairs::kBytes + 64, ahead);
+        codes[r] = Pairs::codes(w[r], b, blocks, two, spread, dw[r]);
+      }
       for (int t = 0; t < T; ++t) {
         const __m512i xv = Pairs::activations(x[t], b, two);
         // -offset * (sums of four x's): the start of every row's sums.
@@ -206,8 +215,8 @@ struct IntegerTiles {
       for (int r = 0; r < R; ++r)
         for (int t = 0; t < T; ++t) acc[r][t] = _mm512_setzero_ps();
       int64_t b = 0;
-      for (; b + 2 <= p.blocks; b += 2) pair(w, x, b, p.blocks, true, acc);
-      if (b < p.blocks) pair(w, x, b, p.blocks, false, acc);
+      for (; b + 2 <= p.blocks; b += 2) pair(w, x, b, p.blocks, R * p.row_bytes, true, acc);
+      if (b < p.blocks) pair(w, x, b, p.blocks, R * p.row_bytes, false, acc);
       for (int r = 0; r < R; ++r)
         for (int t = 0; t < T; ++t)
           p.out[(t0 + t) * p.out_stride + r0 + r] = Pairs::fold(acc[r][t]);
@@ -218,7 +227,7 @@ struct IntegerTiles {
 template <typename Pairs>
 void integer_panel(const QuantPanel& p) {
   static constexpr auto decode =
-      make_tile_table<QuantPanel, 4, 1, IntegerTiles<Pairs>::template Tile>();
+      make_tile_table<QuantPanel, 1, 1, IntegerTiles<Pairs>::template Tile>();
   static constexpr auto prompt =
       make_tile_table<QuantPanel, 4, 3, IntegerTiles<Pairs>::template Tile>();
   if (p.tokens == 1)
@@ -267,6 +276,8 @@ struct Q4_KTile {
 #pragma GCC unroll 4  // the accumulators stay in registers
     for (int r = 0; r < R; ++r) {
       const uint8_t* super = p.w + static_cast<std::size_t>(r0 + r) * p.row_bytes + s * kQ4_KBytes;
+      for (int64_t line = 0; line < kQ4_KBytes; line += 64)
+        prefetch_ahead(super + line, R * p.row_bytes);
       __m128i sc16, m16;
       q4_K_scales(super + 4, sc16, m16);
       // Pair j: blocks 2j (low nibbles of 32 bytes) and 2j+1 (high ones),
@@ -332,6 +343,8 @@ struct Q6_KTile {
 #pragma GCC unroll 4  // the accumulators stay in registers
     for (int r = 0; r < R; ++r) {
       const uint8_t* super = p.w + static_cast<std::size_t>(r0 + r) * p.row_bytes + s * kQ6_KBytes;
+      for (int64_t line = 0; line < kQ6_KBytes; line += 64)
+        prefetch_ahead(super + line, R * p.row_bytes);
       const __m512i sub_scales = _mm512_zextsi256_si512(
           _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(super + 192))));
       // Pair j = blocks 2j, 2j+1 (64 elements): half h = j / 2 of the
