@@ -66,6 +66,11 @@ int main(int argc, char** argv) {
   const std::filesystem::path root(argv[1]);
   write(root / "gguf", "seed-tiny-f32.gguf", testing::tiny_llama_writer().serialize());
   write(root / "gguf", "seed-tiny-f16.gguf", testing::tiny_llama_writer(DType::kF16).serialize());
+  // Block-quantized weights (rows of 32 and 64: whole q8_0 / q4_0 blocks).
+  const testing::TinyDims wide{.dim = 32, .hidden = 64, .layers = 1};
+  for (const DType dtype : {DType::kQ8_0, DType::kQ4_0})
+    write(root / "gguf", "seed-tiny-" + std::string(dtype_name(dtype)) + ".gguf",
+          testing::tiny_llama_writer(dtype, true, false, wide).serialize());
   write(
       root / "gguf", "seed-tiny-minimal.gguf",
       testing::tiny_llama_writer(DType::kF32, /*with_output=*/false, /*minimal=*/true).serialize());

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/gguf/gguf_writer.h"
+#include "core/tensor/block_quant.h"
 
 namespace tessera::testing {
 
@@ -71,12 +72,13 @@ struct TinyDims {
   int64_t head_dim() const { return dim / heads; }
 };
 
-// A complete, valid llama model of TinyDims with a 10-token vocabulary.
-// Tensors are f32 unless `dtype` says f16. `minimal` leaves out every optional
-// key (then kv heads = heads, as the default says).
+// A complete, valid llama model of `d`'s sizes with a 10-token vocabulary.
+// Tensors are f32 unless `dtype` says otherwise; in a block type (q8_0, ...,
+// whose blocks `d.dim` and `d.hidden` must fit) the norms stay f32, as in real
+// files. `minimal` leaves out every optional key (then kv heads = heads, as
+// the default says).
 inline GgufWriter tiny_llama_writer(DType dtype = DType::kF32, bool with_output = true,
-                                    bool minimal = false) {
-  TinyDims d;
+                                    bool minimal = false, TinyDims d = {}) {
   if (minimal) d.kv_heads = d.heads;
   GgufWriter w;
   w.set_string("general.architecture", "llama");
@@ -115,6 +117,10 @@ inline GgufWriter tiny_llama_writer(DType dtype = DType::kF32, bool with_output 
       std::vector<uint16_t> h(n);
       for (std::size_t i = 0; i < n; ++i) h[i] = float_to_half(v[i]);
       st = w.add_tensor(name, DType::kF16, shape, h.data());
+    } else if (dtype != DType::kF32 && shape.size() == 2) {
+      std::vector<uint8_t> bytes(dtype_row_bytes(dtype, static_cast<int64_t>(n)));
+      quantize_row(dtype, v.data(), static_cast<int64_t>(n), bytes.data());
+      st = w.add_tensor(name, dtype, shape, bytes.data());
     } else {
       st = w.add_tensor(name, DType::kF32, shape, v.data());
     }
