@@ -5,6 +5,7 @@
 #include <string>
 
 #include "backends/cpu/cpu_kernels.h"
+#include "core/util/system_memory.h"
 
 namespace tessera {
 namespace {
@@ -42,6 +43,10 @@ Status CpuBackend::init(const BackendOptions& options) {
   pool_.reset();  // join the old workers before starting new ones
   pool_ = std::make_unique<cpu::ThreadPool>(options.threads);
   max_context_ = options.max_context;
+  if (options.weights != "auto" && options.weights != "mapped" && options.weights != "copied")
+    return invalid_argument("backend cpu: weights = \"" + options.weights +
+                            "\" is not one of auto, mapped, copied");
+  weights_ = options.weights;
   // Cached RoPE angles for the first positions (keys rotated at read time).
   rope_positions_ =
       std::min<int64_t>(options.max_context > 0 ? options.max_context : 4096, kRopeTablePositions);
@@ -52,6 +57,17 @@ Status CpuBackend::init(const BackendOptions& options) {
                               " x " + std::to_string(options.max_context) +
                               " floats of attention scratch; lower cache.max_tokens");
   return ok_status();
+}
+
+Result<std::size_t> CpuBackend::adopt_weights(std::span<Tensor* const> weights) {
+  if (weights_ == "mapped") return std::size_t{0};
+  if (weights_ == "auto") {
+    const AvailableMemory available = available_memory();
+    if (!available.known() || cpu::WeightArena::bytes_needed(weights) > available.bytes / 2)
+      return std::size_t{0};
+  }
+  RETURN_IF_ERROR(arena_.copy(weights, *pool_));
+  return arena_.size();
 }
 
 DeviceInfo CpuBackend::device_info() const {

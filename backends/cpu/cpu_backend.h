@@ -3,9 +3,11 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "backends/cpu/rope_table.h"
 #include "backends/cpu/thread_pool.h"
+#include "backends/cpu/weight_arena.h"
 #include "core/backend/backend.h"
 #include "core/plugin/options.h"
 
@@ -33,6 +35,9 @@ class CpuBackend final : public Backend {
   void swiglu(const Tensor& gate, const Tensor& up, const Tensor& out) override;
   void add(const Tensor& a, const Tensor& b, const Tensor& out) override;
   void attention(const AttentionParams& params) override;
+  // backend.weights: "copied" copies them (WeightArena); "mapped" leaves them
+  // in place; "auto" copies when they take at most half the available memory.
+  Result<std::size_t> adopt_weights(std::span<Tensor* const> weights) override;
 
   // The pool, for callers that run kernels directly; null before init().
   cpu::ThreadPool* pool() const { return pool_.get(); }
@@ -42,6 +47,8 @@ class CpuBackend final : public Backend {
   cpu::RopeTable rope_;
   int64_t rope_positions_ = 0;
   int64_t max_context_ = 0;
+  std::string weights_ = "auto";
+  cpu::WeightArena arena_;
 };
 
 }  // namespace tessera

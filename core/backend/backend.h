@@ -65,6 +65,10 @@ struct BackendOptions {
   // for, so a backend can size its scratch once instead of growing it while
   // decoding; 0 when unknown.
   int64_t max_context = 0;
+  // Where the weights live once adopt_weights has them: "mapped" (in the
+  // caller's file mapping, read in place), "copied" (in memory the backend
+  // owns) or "auto" (the backend decides). [backend] weights in the config.
+  std::string weights = "auto";
 };
 
 class Backend : public PluginObject {
@@ -102,6 +106,20 @@ class Backend : public PluginObject {
   // (kv_view.h). A token that sees nothing gets zeros. out must not alias the
   // inputs.
   virtual void attention(const AttentionParams& params) = 0;
+
+  // The model's weight tensors, handed over once after init() and before any
+  // op. The backend may move them where its kernels read them best (a GPU
+  // backend uploads them; a CPU backend may copy them out of the file mapping
+  // or repack them) by repointing each tensor's data at memory it owns for
+  // its lifetime; dtype, shape and strides do not change. Tensors may share
+  // data (a tied output matrix): they stay shared. All or nothing: returns
+  // the bytes it now holds, every tensor moved, or 0 when every tensor still
+  // points into the caller's memory (which must then outlive the backend).
+  // The default keeps them in place.
+  virtual Result<std::size_t> adopt_weights(std::span<Tensor* const> weights) {
+    (void)weights;
+    return std::size_t{0};
+  }
 };
 
 }  // namespace tessera

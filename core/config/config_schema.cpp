@@ -44,6 +44,17 @@ constexpr ConfigKey kCoreKeys[] = {
               .description = "Worker threads of the backend",
               .min = 1,
               .max = 1024}},
+    {.section = "backend",
+     .spec = {.name = "weights",
+              .type = kString,
+              .default_value = "\"auto\"",
+              .description =
+                  "Where the backend keeps the weights: \"mapped\" reads them in place from the "
+                  "model file's mapping; \"copied\" copies them into memory the backend owns and "
+                  "releases the mapping (once loaded, no more memory than mapped); \"auto\" lets "
+                  "the backend choose (cpu: copied when they take at most half the available "
+                  "memory, see docs/performance.md)",
+              .choices = "auto|mapped|copied"}},
     {.section = "cache",
      .spec = {.name = "plugin",
               .type = kString,

@@ -2,6 +2,7 @@
 
 #include "core/engine/memory_budget.h"
 #include "core/engine/model_locator.h"
+#include "core/engine/weight_handover.h"
 #include "core/io/mapped_file.h"
 #include "core/plugin/plugin_kinds.h"
 
@@ -149,7 +150,10 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
   BackendOptions backend_options;
   backend_options.threads = static_cast<int>(config.get_int("backend.threads"));
   backend_options.max_context = memory.max_tokens + Transformer::kDefaultMaxBatch;
+  backend_options.weights = config.get_string("backend.weights");
   RETURN_IF_ERROR(engine->backend_->init(backend_options)
+                      .with_context("backend plugin '" + backend_rec->name() + "'"));
+  RETURN_IF_ERROR(hand_weights_to(*engine->backend_, *engine->model_)
                       .with_context("backend plugin '" + backend_rec->name() + "'"));
   ASSIGN_OR_RETURN(engine->transformer_, Transformer::create(*engine->model_, *engine->backend_));
   engine->default_new_tokens_ = config.get_int("decode.max_tokens");

@@ -1,6 +1,7 @@
 #include "core/model/weight_check.h"
 
 #include <cmath>
+#include <memory>
 
 #include "core/io/mapped_file.h"
 #include "core/tensor/block_quant.h"
@@ -9,9 +10,16 @@
 namespace tessera {
 std::vector<NonFiniteTensor> find_non_finite_weights(const LoadedModel& model) {
   std::vector<NonFiniteTensor> found;
-  if (!model.file) return found;
-  const uint8_t* base = model.file->data();
-  const uint64_t file_size = model.file->size();
+  // A backend that copied the weights let go of the mapping: map the file
+  // again (this scan only runs to explain an error, or on request).
+  std::shared_ptr<const MappedFile> file = model.file;
+  if (!file) {
+    auto reopened = MappedFile::open(model.path);
+    if (!reopened.ok()) return found;
+    file = std::move(reopened).value();
+  }
+  const uint8_t* base = file->data();
+  const uint64_t file_size = file->size();
   std::vector<float> row;
   for (const TensorInfo& info : model.tensors) {
     uint64_t elements = 1;

@@ -19,7 +19,8 @@ struct NonFiniteTensor {
 };
 
 // Every tensor of model.tensors with at least one non-finite element, in file
-// order. Reads the whole mapped file once.
+// order. Reads the whole mapped file once (mapping model.path again when the
+// model no longer holds it: the backend took its own copy of the weights).
 std::vector<NonFiniteTensor> find_non_finite_weights(const LoadedModel& model);
 
 // "tensor 'blk.0.attn_q.weight' holds 3 non-finite values (the first, element

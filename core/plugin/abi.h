@@ -19,12 +19,14 @@
 // 2.0: the batch, attention and cache contracts (docs/architecture.md); the
 // ABI stamp and the SDK hash. 2.1: Compressor::dot_encoded_heads and
 // accumulate_encoded_heads appended. 2.2: CacheGeometry::heads_per_vector and
-// KVSegment::heads_per_record appended (cache.codec_span).
+// KVSegment::heads_per_record appended (cache.codec_span). 2.3:
+// BackendOptions::weights and Backend::adopt_weights appended (backend-owned
+// weights).
 #ifndef TESSERA_ABI_MAJOR
 #define TESSERA_ABI_MAJOR 2
 #endif
 #ifndef TESSERA_ABI_MINOR
-#define TESSERA_ABI_MINOR 2
+#define TESSERA_ABI_MINOR 3
 #endif
 
 #define TESSERA_STRINGIFY_INNER(x) #x

@@ -1,0 +1,81 @@
+#include "backends/cpu/weight_arena.h"
+
+#include <sys/mman.h>
+
+#include <cerrno>
+#include <cstring>
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace tessera::cpu {
+namespace {
+
+constexpr std::size_t kAlignment = 64;
+
+std::size_t aligned(std::size_t bytes) {
+  return (bytes + kAlignment - 1) / kAlignment * kAlignment;
+}
+
+}  // namespace
+
+WeightArena::~WeightArena() {
+  if (base_ != nullptr) ::munmap(base_, size_);
+}
+
+std::size_t WeightArena::bytes_needed(std::span<Tensor* const> weights) {
+  std::unordered_map<const void*, bool> seen;
+  std::size_t total = 0;
+  for (const Tensor* t : weights)
+    if (t->data != nullptr && seen.emplace(t->data, true).second) total += aligned(t->bytes());
+  return total;
+}
+
+Status WeightArena::copy(std::span<Tensor* const> weights, ThreadPool& pool) {
+  if (base_ != nullptr) return failed_precondition("cpu weights: already copied");
+  const std::size_t total = bytes_needed(weights);
+  if (total == 0) return ok_status();
+  void* base = ::mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (base == MAP_FAILED)
+    return resource_exhausted("cpu weights: cannot map " + std::to_string(total) +
+                              " bytes for a copy of the weights: " + std::strerror(errno) +
+                              "; set [backend] weights = \"mapped\" to read them from the file");
+  // Huge pages where the kernel grants them: fewer TLB misses while decoding
+  // streams every weight once per token. Advice only: failure changes nothing.
+  ::madvise(base, total, MADV_HUGEPAGE);
+  // Where each distinct tensor goes, then the copy in pieces of 4 MiB.
+  struct Piece {
+    uint8_t* to;
+    const uint8_t* from;
+    std::size_t bytes;
+  };
+  constexpr std::size_t kPiece = std::size_t{4} << 20;
+  std::vector<Piece> pieces;
+  std::unordered_map<const void*, void*> moved;
+  std::size_t offset = 0;
+  for (Tensor* t : weights) {
+    if (t->data == nullptr) continue;
+    auto [it, fresh] = moved.emplace(t->data, nullptr);
+    if (!fresh) continue;
+    it->second = static_cast<uint8_t*>(base) + offset;
+    for (std::size_t done = 0; done < t->bytes(); done += kPiece)
+      pieces.push_back({static_cast<uint8_t*>(it->second) + done,
+                        static_cast<const uint8_t*>(t->data) + done,
+                        std::min(kPiece, t->bytes() - done)});
+    offset += aligned(t->bytes());
+  }
+  pool.parallel_for(0, static_cast<int64_t>(pieces.size()), [&](int64_t begin, int64_t end, int) {
+    for (int64_t i = begin; i < end; ++i) {
+      const Piece& piece = pieces[static_cast<std::size_t>(i)];
+      std::memcpy(piece.to, piece.from, piece.bytes);
+    }
+  });
+  for (Tensor* t : weights)
+    if (t->data != nullptr) t->data = moved.at(t->data);
+  base_ = base;
+  size_ = total;
+  return ok_status();
+}
+
+}  // namespace tessera::cpu

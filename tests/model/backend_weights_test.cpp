@@ -1,0 +1,49 @@
+// Backend-owned weights through the engine ([backend] weights): the CPU
+// backend's copy gives the same logits, bitwise, as reading the file mapping
+// in place (tests/backend/weight_adoption_test.cpp checks the handover).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tests/model/engine_test_util.h"
+#include "tests/model/quantized_models.h"
+
+namespace tessera {
+namespace {
+
+// An engine over the model file at `path` with `[backend] weights`.
+std::unique_ptr<Engine> engine_with(const std::string& path, const std::string& weights) {
+  auto config = Config::parse(
+      "[model]\npath = \"" + path + "\"\n[backend]\nweights = \"" + weights + "\"\n", "w.toml");
+  EXPECT_TRUE(config.ok()) << config.status().to_string();
+  if (!config.ok()) return nullptr;
+  auto engine = Engine::create(*config, support::build_tree_registry());
+  EXPECT_TRUE(engine.ok()) << engine.status().to_string();
+  if (!engine.ok()) return nullptr;
+  return std::move(engine).value();
+}
+
+// The same logits, bitwise, from the copy as from the mapping: f32 and a
+// block type.
+TEST(BackendWeights, CopiedWeightsGiveTheSameLogitsAsMappedOnes) {
+  const std::string stories = testing::kSharedModels + "stories260K.gguf";
+  const std::vector<int32_t> tokens = {1, 415, 264, 86, 310, 291, 403, 32};
+  for (const std::string& path : {stories, testing::quantized(stories, "q4_0", "stories260K")}) {
+    std::vector<float> logits[2];
+    int k = 0;
+    for (const char* weights : {"mapped", "copied"}) {
+      auto engine = engine_with(path, weights);
+      ASSERT_NE(engine, nullptr);
+      logits[k++] = testing::batched_logits(*engine, tokens, tokens.size());
+    }
+    ASSERT_EQ(logits[0].size(), logits[1].size());
+    EXPECT_EQ(std::memcmp(logits[0].data(), logits[1].data(), logits[0].size() * sizeof(float)), 0)
+        << path;
+  }
+}
+
+}  // namespace
+}  // namespace tessera
