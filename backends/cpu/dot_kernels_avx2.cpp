@@ -64,21 +64,6 @@ struct FloatTiles {
   };
 };
 
-// One token (decode): four rows at a time, eight independent chains. A
-// prompt: two rows times three tokens, each row and token loaded once for six
-// outputs.
-template <typename Weight>
-void float_panel(const FloatPanel& p) {
-  static constexpr auto decode =
-      make_tile_table<FloatPanel, 4, 1, FloatTiles<Weight>::template Tile>();
-  static constexpr auto prompt =
-      make_tile_table<FloatPanel, 2, 3, FloatTiles<Weight>::template Tile>();
-  if (p.tokens == 1)
-    for_each_tile(p, decode);
-  else
-    for_each_tile(p, prompt);
-}
-
 // Eight int32 sums of four consecutive products of signed bytes w and x, as
 // floats, given |w| (shared by every token).
 TESSERA_AVX2 inline __m256 block_sums(__m256i w, __m256i w_magnitude, __m256i x) {
@@ -148,18 +133,6 @@ struct IntegerTiles {
     }
   };
 };
-
-template <typename Codes>
-void integer_panel(const QuantPanel& p) {
-  static constexpr auto decode =
-      make_tile_table<QuantPanel, 4, 1, IntegerTiles<Codes>::template Tile>();
-  static constexpr auto prompt =
-      make_tile_table<QuantPanel, 2, 2, IntegerTiles<Codes>::template Tile>();
-  if (p.tokens == 1)
-    for_each_tile(p, decode);
-  else
-    for_each_tile(p, prompt);
-}
 
 // Eight int32 lanes: `scale` (int16, per pair of bytes) times the sums of
 // four consecutive products of unsigned codes (0..15) with signed bytes.
@@ -294,16 +267,6 @@ struct Q6_KTile {
   }
 };
 
-template <template <int, int> class Tile>
-void kquant_panel(const QuantPanel& p) {
-  static constexpr auto decode = make_tile_table<QuantPanel, 2, 1, Tile>();
-  static constexpr auto prompt = make_tile_table<QuantPanel, 2, 2, Tile>();
-  if (p.tokens == 1)
-    for_each_tile(p, decode);
-  else
-    for_each_tile(p, prompt);
-}
-
 // max|x| over 8n floats.
 TESSERA_AVX2 inline float largest_magnitude(const float* x, int n8) {
   const __m256 sign_bit = _mm256_set1_ps(-0.0f);
@@ -368,16 +331,20 @@ const DotKernels* avx2_dot_kernels() {
     const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & (1u << 29)) != 0;
     return f16c && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   }();
-  static const DotKernels kernels{"avx2",
-                                  float_panel<float>,
-                                  float_panel<uint16_t>,
-                                  float_panel<Bf16>,
-                                  integer_panel<Q8_0Codes>,
-                                  integer_panel<Q4_0Codes>,
-                                  kquant_panel<Q4_KTile>,
-                                  kquant_panel<Q6_KTile>,
-                                  quantize_q8,
-                                  quantize_q8k};
+  // Tiles (rows x tokens), decode / prompt: float 4 x 1 (eight FMA chains) /
+  // 2 x 3 (six outputs from five loads); integer 4 x 1 / 2 x 2 and k-quants
+  // 2 x 1 / 2 x 2 (two accumulators per output: what sixteen registers hold).
+  static const DotKernels kernels{
+      "avx2",
+      tiled_panel<FloatPanel, 4, 2, 3, FloatTiles<float>::template Tile>,
+      tiled_panel<FloatPanel, 4, 2, 3, FloatTiles<uint16_t>::template Tile>,
+      tiled_panel<FloatPanel, 4, 2, 3, FloatTiles<Bf16>::template Tile>,
+      tiled_panel<QuantPanel, 4, 2, 2, IntegerTiles<Q8_0Codes>::template Tile>,
+      tiled_panel<QuantPanel, 4, 2, 2, IntegerTiles<Q4_0Codes>::template Tile>,
+      tiled_panel<QuantPanel, 2, 2, 2, Q4_KTile>,
+      tiled_panel<QuantPanel, 2, 2, 2, Q6_KTile>,
+      quantize_q8,
+      quantize_q8k};
   return supported ? &kernels : nullptr;
 }
 

@@ -77,20 +77,6 @@ struct FloatTiles {
   };
 };
 
-// Decode: eight rows, eight independent chains. Prompts: four rows times four
-// tokens, sixteen outputs per eight loads.
-template <typename Weight>
-void float_panel(const FloatPanel& p) {
-  static constexpr auto decode =
-      make_tile_table<FloatPanel, 8, 1, FloatTiles<Weight>::template Tile>();
-  static constexpr auto prompt =
-      make_tile_table<FloatPanel, 4, 4, FloatTiles<Weight>::template Tile>();
-  if (p.tokens == 1)
-    for_each_tile(p, decode);
-  else
-    for_each_tile(p, prompt);
-}
-
 // Two fp16 block scales as [d0 x 8, d1 x 8] (the even and odd accumulators'
 // lanes), or for q4_0's layout [d0 x 4, d1 x 4, d0 x 4, d1 x 4].
 TESSERA_AVX512 inline __m512 pair_scales(float d0, float d1, __m512i spread) {
@@ -223,18 +209,6 @@ struct IntegerTiles {
     }
   };
 };
-
-template <typename Pairs>
-void integer_panel(const QuantPanel& p) {
-  static constexpr auto decode =
-      make_tile_table<QuantPanel, 1, 1, IntegerTiles<Pairs>::template Tile>();
-  static constexpr auto prompt =
-      make_tile_table<QuantPanel, 4, 3, IntegerTiles<Pairs>::template Tile>();
-  if (p.tokens == 1)
-    for_each_tile(p, decode);
-  else
-    for_each_tile(p, prompt);
-}
 
 // k-quants: 64 codes (two blocks of 32) per register, one int32 register of
 // lane sums per super-block folded to the eight lanes of the order at its
@@ -408,16 +382,6 @@ struct Q6_KTile {
   }
 };
 
-template <template <int, int> class Tile>
-void kquant_panel(const QuantPanel& p) {
-  static constexpr auto decode = make_tile_table<QuantPanel, 2, 1, Tile>();
-  static constexpr auto prompt = make_tile_table<QuantPanel, 2, 3, Tile>();
-  if (p.tokens == 1)
-    for_each_tile(p, decode);
-  else
-    for_each_tile(p, prompt);
-}
-
 bool cpu_has_avx512_vnni_vbmi() {
   // F16C from CPUID (not every compiler's __builtin_cpu_supports knows it).
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
@@ -436,13 +400,17 @@ const DotKernels* avx512_dot_kernels() {
     if (avx2 == nullptr || !cpu_has_avx512_vnni_vbmi()) return nullptr;
     static DotKernels set = *avx2;  // activation quantizing: AVX2
     set.name = "avx512";
-    set.f32 = float_panel<float>;
-    set.f16 = float_panel<uint16_t>;
-    set.bf16 = float_panel<Bf16>;
-    set.q8_0 = integer_panel<Q8_0Pairs>;
-    set.q4_0 = integer_panel<Q4_0Pairs>;
-    set.q4_K = kquant_panel<Q4_KTile>;
-    set.q6_K = kquant_panel<Q6_KTile>;
+    // Tiles (rows x tokens), decode / prompt: float 8 x 1 (eight FMA chains) /
+    // 4 x 4 (sixteen outputs from eight loads); integer 4 x 1 / 4 x 3 (the
+    // activations' correction shared by the rows); k-quants 2 x 1 / 2 x 3
+    // (each row's scales decoded once for the tokens).
+    set.f32 = tiled_panel<FloatPanel, 8, 4, 4, FloatTiles<float>::template Tile>;
+    set.f16 = tiled_panel<FloatPanel, 8, 4, 4, FloatTiles<uint16_t>::template Tile>;
+    set.bf16 = tiled_panel<FloatPanel, 8, 4, 4, FloatTiles<Bf16>::template Tile>;
+    set.q8_0 = tiled_panel<QuantPanel, 4, 4, 3, IntegerTiles<Q8_0Pairs>::template Tile>;
+    set.q4_0 = tiled_panel<QuantPanel, 4, 4, 3, IntegerTiles<Q4_0Pairs>::template Tile>;
+    set.q4_K = tiled_panel<QuantPanel, 2, 2, 3, Q4_KTile>;
+    set.q6_K = tiled_panel<QuantPanel, 2, 2, 3, Q6_KTile>;
     return &set;
   }();
   return kernels;

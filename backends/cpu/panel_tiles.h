@@ -57,4 +57,18 @@ void for_each_tile(
   }
 }
 
+// A panel kernel: one token (decode) walks tiles of DecodeRows rows, whose
+// only reuse is the token's activations; prompts walk PromptRows x
+// PromptTokens tiles.
+template <typename Panel, int DecodeRows, int PromptRows, int PromptTokens,
+          template <int, int> class Tile>
+void tiled_panel(const Panel& panel) {
+  static constexpr auto decode = make_tile_table<Panel, DecodeRows, 1, Tile>();
+  static constexpr auto prompt = make_tile_table<Panel, PromptRows, PromptTokens, Tile>();
+  if (panel.tokens == 1)
+    for_each_tile(panel, decode);
+  else
+    for_each_tile(panel, prompt);
+}
+
 }  // namespace tessera::cpu

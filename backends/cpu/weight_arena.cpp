@@ -2,9 +2,9 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <algorithm>
 #include <string>
 #include <unordered_map>
 #include <vector>

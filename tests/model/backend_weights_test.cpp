@@ -14,18 +14,6 @@
 namespace tessera {
 namespace {
 
-// An engine over the model file at `path` with `[backend] weights`.
-std::unique_ptr<Engine> engine_with(const std::string& path, const std::string& weights) {
-  auto config = Config::parse(
-      "[model]\npath = \"" + path + "\"\n[backend]\nweights = \"" + weights + "\"\n", "w.toml");
-  EXPECT_TRUE(config.ok()) << config.status().to_string();
-  if (!config.ok()) return nullptr;
-  auto engine = Engine::create(*config, support::build_tree_registry());
-  EXPECT_TRUE(engine.ok()) << engine.status().to_string();
-  if (!engine.ok()) return nullptr;
-  return std::move(engine).value();
-}
-
 // The same logits, bitwise, from the copy as from the mapping: f32 and a
 // block type.
 TEST(BackendWeights, CopiedWeightsGiveTheSameLogitsAsMappedOnes) {
@@ -35,7 +23,8 @@ TEST(BackendWeights, CopiedWeightsGiveTheSameLogitsAsMappedOnes) {
     std::vector<float> logits[2];
     int k = 0;
     for (const char* weights : {"mapped", "copied"}) {
-      auto engine = engine_with(path, weights);
+      auto engine =
+          testing::engine_for_file(path, std::string("[backend]\nweights = \"") + weights + "\"\n");
       ASSERT_NE(engine, nullptr);
       logits[k++] = testing::batched_logits(*engine, tokens, tokens.size());
     }

@@ -19,17 +19,6 @@ namespace {
 using testing::batched_logits;
 using testing::incremental_logits;
 
-// An engine over the model file at `path` (any directory).
-std::unique_ptr<Engine> engine_at(const std::string& path, const std::string& extra) {
-  auto config = Config::parse("[model]\npath = \"" + path + "\"\n" + extra, "typed.toml");
-  EXPECT_TRUE(config.ok()) << config.status().to_string();
-  if (!config.ok()) return nullptr;
-  auto engine = Engine::create(*config, support::build_tree_registry());
-  EXPECT_TRUE(engine.ok()) << engine.status().to_string();
-  if (!engine.ok()) return nullptr;
-  return std::move(engine).value();
-}
-
 bool bitwise_equal(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
@@ -56,7 +45,8 @@ TEST(BatchInvariance, EveryWeightTypeAtOneAndTwoThreads) {
     std::vector<float> first;
     for (const int threads : {1, 2}) {
       SCOPED_TRACE(model.name + " at " + std::to_string(threads) + " threads");
-      auto engine = engine_at(model.path, "[backend]\nthreads = " + std::to_string(threads) + "\n");
+      auto engine = testing::engine_for_file(
+          model.path, "[backend]\nthreads = " + std::to_string(threads) + "\n");
       ASSERT_NE(engine, nullptr);
       const std::vector<float> alone = incremental_logits(*engine, tokens);
       EXPECT_TRUE(bitwise_equal(batched_logits(*engine, tokens, tokens.size()), alone));

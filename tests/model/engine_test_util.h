@@ -23,6 +23,18 @@ inline std::unique_ptr<Engine> make_engine(const std::string& model, const std::
   return std::move(engine).value();
 }
 
+// An engine over the model file at `path` (any directory), with `extra`
+// appended to its config; null (and a failed test) when it cannot be built.
+inline std::unique_ptr<Engine> engine_for_file(const std::string& path, const std::string& extra) {
+  auto config = Config::parse("[model]\npath = \"" + path + "\"\n" + extra, "typed.toml");
+  EXPECT_TRUE(config.ok()) << config.status().to_string();
+  if (!config.ok()) return nullptr;
+  auto engine = Engine::create(*config, support::build_tree_registry());
+  EXPECT_TRUE(engine.ok()) << engine.status().to_string();
+  if (!engine.ok()) return nullptr;
+  return std::move(engine).value();
+}
+
 // Greedy tokens from BOS, generated through the engine.
 inline std::vector<int32_t> greedy_sequence(Engine& engine, int64_t length) {
   GenerationRequest request;
