@@ -9,8 +9,8 @@ namespace tessera {
 std::vector<Tensor*> weight_tensors(ModelWeights& weights) {
   std::vector<Tensor*> out = {&weights.token_embedding};
   for (LayerWeights& layer : weights.layers)
-    for (Tensor* t : {&layer.attn_norm, &layer.wq, &layer.wk, &layer.wv, &layer.wo,
-                      &layer.ffn_norm, &layer.w1, &layer.w2, &layer.w3})
+    for (Tensor* t : {&layer.attn_norm, &layer.wq, &layer.wk, &layer.wv, &layer.wo, &layer.ffn_norm,
+                      &layer.w1, &layer.w2, &layer.w3})
       out.push_back(t);
   out.push_back(&weights.output_norm);
   out.push_back(&weights.output);
