@@ -13,7 +13,6 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
-#include <random>
 #include <vector>
 
 #include "backends/cpu/dot_kernels.h"
@@ -28,11 +27,17 @@ constexpr DType kTypes[] = {DType::kF32,  DType::kF16,  DType::kBF16, DType::kQ8
                             DType::kQ4_0, DType::kQ4_K, DType::kQ6_K};
 constexpr int64_t kCols = 2048;
 
-std::vector<float> gaussian(std::size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 0.02f);
+// Values in [-0.05, 0.05) from a xorshift generator: the scales come out as
+// real weights' do, and 65M of them take a fraction of a second.
+std::vector<float> random_values(std::size_t n, uint32_t seed) {
   std::vector<float> v(n);
-  for (float& x : v) x = normal(rng);
+  uint32_t state = seed * 2654435761u + 1;
+  for (float& x : v) {
+    state ^= state << 13;
+    state ^= state >> 17;
+    state ^= state << 5;
+    x = (static_cast<float>(state >> 8) / 16777216.0f - 0.5f) * 0.1f;
+  }
   return v;
 }
 
@@ -40,11 +45,11 @@ void BM_Matmul(benchmark::State& state) {
   const DType dtype = kTypes[state.range(0)];
   const int64_t tokens = state.range(1), rows = state.range(2);
   const DotKernels& set = state.range(3) == 0 ? best_dot_kernels() : scalar_dot_kernels();
-  const std::vector<float> w = gaussian(static_cast<std::size_t>(rows * kCols), 1);
+  const std::vector<float> w = random_values(static_cast<std::size_t>(rows * kCols), 1);
   std::vector<uint8_t> weights(tessera::dtype_row_bytes(dtype, rows * kCols));
   tessera::quantize_row(dtype, w.data(), rows * kCols, weights.data());
   const std::size_t row_bytes = tessera::dtype_row_bytes(dtype, kCols);
-  const std::vector<float> x = gaussian(static_cast<std::size_t>(tokens * kCols), 2);
+  const std::vector<float> x = random_values(static_cast<std::size_t>(tokens * kCols), 2);
   std::vector<float> out(static_cast<std::size_t>(tokens * rows));
   std::vector<Q8Block> q8(static_cast<std::size_t>(tokens * kCols / 32));
   std::vector<Q8KBlock> q8k(static_cast<std::size_t>(tokens * kCols / 256));
@@ -81,7 +86,7 @@ void Shapes(benchmark::internal::Benchmark* b) {
     for (const int64_t set : {0, 1}) {
       b->Args({type, 1, 2048, set});
       b->Args({type, 1, 5632, set});
-      b->Args({type, 1, 32000, set});  // the output matrix: far past any cache
+      if (set == 0) b->Args({type, 1, 32000, set});  // the output matrix: past any cache
       b->Args({type, 32, 2048, set});
     }
 }
