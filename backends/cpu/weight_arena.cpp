@@ -18,6 +18,25 @@ std::size_t aligned(std::size_t bytes) {
   return (bytes + kAlignment - 1) / kAlignment * kAlignment;
 }
 
+// Where each distinct tensor (by data pointer) goes in the arena, and the
+// arena's size.
+struct Place {
+  std::size_t offset, bytes;
+};
+struct Layout {
+  std::unordered_map<const void*, Place> places;
+  std::size_t total = 0;
+};
+
+Layout layout_of(std::span<Tensor* const> weights) {
+  Layout layout;
+  for (const Tensor* t : weights)
+    if (t->data != nullptr &&
+        layout.places.emplace(t->data, Place{layout.total, t->bytes()}).second)
+      layout.total += aligned(t->bytes());
+  return layout;
+}
+
 }  // namespace
 
 WeightArena::~WeightArena() {
@@ -25,16 +44,13 @@ WeightArena::~WeightArena() {
 }
 
 std::size_t WeightArena::bytes_needed(std::span<Tensor* const> weights) {
-  std::unordered_map<const void*, bool> seen;
-  std::size_t total = 0;
-  for (const Tensor* t : weights)
-    if (t->data != nullptr && seen.emplace(t->data, true).second) total += aligned(t->bytes());
-  return total;
+  return layout_of(weights).total;
 }
 
 Status WeightArena::copy(std::span<Tensor* const> weights, ThreadPool& pool) {
   if (base_ != nullptr) return failed_precondition("cpu weights: already copied");
-  const std::size_t total = bytes_needed(weights);
+  const Layout layout = layout_of(weights);
+  const std::size_t total = layout.total;
   if (total == 0) return ok_status();
   void* base = ::mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (base == MAP_FAILED)
@@ -44,7 +60,8 @@ Status WeightArena::copy(std::span<Tensor* const> weights, ThreadPool& pool) {
   // Huge pages where the kernel grants them: fewer TLB misses while decoding
   // streams every weight once per token. Advice only: failure changes nothing.
   ::madvise(base, total, MADV_HUGEPAGE);
-  // Where each distinct tensor goes, then the copy in pieces of 4 MiB.
+  auto* arena = static_cast<uint8_t*>(base);
+  // The copy in pieces of 4 MiB, spread over the threads.
   struct Piece {
     uint8_t* to;
     const uint8_t* from;
@@ -52,19 +69,10 @@ Status WeightArena::copy(std::span<Tensor* const> weights, ThreadPool& pool) {
   };
   constexpr std::size_t kPiece = std::size_t{4} << 20;
   std::vector<Piece> pieces;
-  std::unordered_map<const void*, void*> moved;
-  std::size_t offset = 0;
-  for (Tensor* t : weights) {
-    if (t->data == nullptr) continue;
-    auto [it, fresh] = moved.emplace(t->data, nullptr);
-    if (!fresh) continue;
-    it->second = static_cast<uint8_t*>(base) + offset;
-    for (std::size_t done = 0; done < t->bytes(); done += kPiece)
-      pieces.push_back({static_cast<uint8_t*>(it->second) + done,
-                        static_cast<const uint8_t*>(t->data) + done,
-                        std::min(kPiece, t->bytes() - done)});
-    offset += aligned(t->bytes());
-  }
+  for (const auto& [data, place] : layout.places)
+    for (std::size_t done = 0; done < place.bytes; done += kPiece)
+      pieces.push_back({arena + place.offset + done, static_cast<const uint8_t*>(data) + done,
+                        std::min(kPiece, place.bytes - done)});
   pool.parallel_for(0, static_cast<int64_t>(pieces.size()), [&](int64_t begin, int64_t end, int) {
     for (int64_t i = begin; i < end; ++i) {
       const Piece& piece = pieces[static_cast<std::size_t>(i)];
@@ -72,7 +80,7 @@ Status WeightArena::copy(std::span<Tensor* const> weights, ThreadPool& pool) {
     }
   });
   for (Tensor* t : weights)
-    if (t->data != nullptr) t->data = moved.at(t->data);
+    if (t->data != nullptr) t->data = arena + layout.places.at(t->data).offset;
   base_ = base;
   size_ = total;
   return ok_status();

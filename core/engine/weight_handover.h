@@ -10,8 +10,8 @@
 
 namespace tessera {
 
-// Every weight tensor of `weights`, each once (a tied output matrix is the
-// embedding's view: both are listed, the backend keeps them shared).
+// Every weight tensor of `weights`. A tied output matrix is listed with the
+// embedding it shares data with; the backend keeps the two shared.
 std::vector<Tensor*> weight_tensors(ModelWeights& weights);
 
 // Calls backend.adopt_weights on the model's tensors; if it took them, drops
