@@ -51,7 +51,9 @@ void BM_Matmul(benchmark::State& state) {
   const std::size_t row_bytes = tessera::dtype_row_bytes(dtype, kCols);
   const std::vector<float> x = random_values(static_cast<std::size_t>(tokens * kCols), 2);
   std::vector<float> out(static_cast<std::size_t>(tokens * rows));
-  std::vector<Q8Block> q8(static_cast<std::size_t>(tokens * kCols / 32));
+  std::vector<Q8Block> q8(static_cast<std::size_t>(kCols / 32));
+  const IntegerActivationLayout layout = integer_activation_layout(set, kCols / 32);
+  std::vector<uint8_t> xq(layout.token_bytes * static_cast<std::size_t>(tokens));
   std::vector<Q8KBlock> q8k(static_cast<std::size_t>(tokens * kCols / 256));
 
   for (auto _ : state) {
@@ -60,8 +62,9 @@ void BM_Matmul(benchmark::State& state) {
           {weights.data(), row_bytes, rows, x.data(), kCols, tokens, kCols, out.data(), rows});
     } else if (const QuantPanelKernel integer_kernel = integer_panel_for(set, dtype)) {
       for (int64_t t = 0; t < tokens; ++t)
-        set.quantize_q8(x.data() + t * kCols, kCols, q8.data() + t * (kCols / 32));
-      integer_kernel({weights.data(), row_bytes, rows, q8.data(), kCols / 32, tokens, kCols / 32,
+        quantize_for_integer_kernel(set, dtype, x.data() + t * kCols, kCols, q8.data(),
+                                    xq.data() + static_cast<std::size_t>(t) * layout.token_bytes);
+      integer_kernel({weights.data(), row_bytes, rows, xq.data(), layout.stride, tokens, kCols / 32,
                       out.data(), rows});
     } else {
       for (int64_t t = 0; t < tokens; ++t)

@@ -120,28 +120,49 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& out, ThreadPool* poo
   // Block-quantized weights meet activations quantized once per token for
   // all the rows: Q8 blocks (one scale per 32) for q8_0 and q4_0, Q8K blocks
   // (one per 256) for q4_K and q6_K; then integer dot products.
-  const auto quantized_rows = [&]<typename Block>(void (*quantize)(const float*, int64_t, Block*),
-                                                  QuantPanelKernel kernel, int64_t block_elements) {
-    const int64_t blocks = k / block_elements;
-    auto* xq = static_cast<Block*>(
-        pool->shared_scratch(static_cast<std::size_t>(n * blocks) * sizeof(Block)));
+  const auto row_panels = [&](QuantPanelKernel kernel, const void* xq, int64_t stride,
+                              int64_t blocks) {
+    for_row_panels(n * k / 4, [&](const uint8_t* rows, int64_t first, int64_t count) {
+      kernel({rows, row_bytes, count, xq, stride, n, blocks, out.f32() + first, out.stride[0]});
+    });
+  };
+  if (const QuantPanelKernel kernel = kquant_panel_for(kernels, w.dtype)) {
+    const int64_t blocks = k / 256;
+    auto* xq = static_cast<Q8KBlock*>(
+        pool->shared_scratch(static_cast<std::size_t>(n * blocks) * sizeof(Q8KBlock)));
     TESSERA_CHECK(xq != nullptr, "cpu kernels: out of memory for quantized activations");
     pool->parallel_for(
         0, n,
         [&](int64_t begin, int64_t end, int) {
-          for (int64_t t = begin; t < end; ++t) quantize(xd + t * xs, k, xq + t * blocks);
+          for (int64_t t = begin; t < end; ++t)
+            kernels.quantize_q8k(xd + t * xs, k, xq + t * blocks);
         },
         min_chunk_for(k));
-    for_row_panels(n * k / 4, [&](const uint8_t* rows, int64_t first, int64_t count) {
-      kernel({rows, row_bytes, count, xq, blocks, n, blocks, out.f32() + first, out.stride[0]});
-    });
-  };
-  if (const QuantPanelKernel kernel = kquant_panel_for(kernels, w.dtype)) {
-    quantized_rows(kernels.quantize_q8k, kernel, 256);
+    row_panels(kernel, xq, blocks, blocks);
     return;
   }
   if (const QuantPanelKernel kernel = integer_panel_for(kernels, w.dtype)) {
-    quantized_rows(kernels.quantize_q8, kernel, 32);
+    // The set's own arrangement of each token's blocks, after the Q8Blocks
+    // on the way there (one token per thread at a time).
+    const int64_t blocks = k / 32;
+    const IntegerActivationLayout layout = integer_activation_layout(kernels, blocks);
+    const std::size_t q8_bytes = static_cast<std::size_t>(blocks) * sizeof(Q8Block) *
+                                 static_cast<std::size_t>(pool->threads());
+    const std::size_t arranged_offset = (q8_bytes + 63) / 64 * 64;
+    auto* scratch = static_cast<uint8_t*>(
+        pool->shared_scratch(arranged_offset + static_cast<std::size_t>(n) * layout.token_bytes));
+    TESSERA_CHECK(scratch != nullptr, "cpu kernels: out of memory for quantized activations");
+    uint8_t* xq = scratch + arranged_offset;
+    pool->parallel_for(
+        0, n,
+        [&](int64_t begin, int64_t end, int thread) {
+          auto* q8 = reinterpret_cast<Q8Block*>(scratch) + thread * blocks;
+          for (int64_t t = begin; t < end; ++t)
+            quantize_for_integer_kernel(kernels, w.dtype, xd + t * xs, k, q8,
+                                        xq + static_cast<std::size_t>(t) * layout.token_bytes);
+        },
+        min_chunk_for(k));
+    row_panels(kernel, xq, layout.stride, blocks);
     return;
   }
 

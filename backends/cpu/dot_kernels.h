@@ -64,13 +64,14 @@ struct FloatPanel {
   int64_t out_stride;
 };
 
-// The same with quantized activations: Q8Blocks for q8_0 / q4_0 weights,
-// Q8KBlocks for q4_K / q6_K.
+// The same with quantized activations: Q8Blocks for q8_0 / q4_0 weights
+// (or, for a set with arrange_q8, what that writes), Q8KBlocks for q4_K /
+// q6_K.
 struct QuantPanel {
   const uint8_t* w;
   std::size_t row_bytes;
   int64_t rows;
-  const void* x;  // token t's blocks start at block t * x_stride
+  const void* x;  // token t at x + t * x_stride activation units (blocks)
   int64_t x_stride;
   int64_t tokens;
   int64_t blocks;  // per row: blocks of 32 (q8_0, q4_0) or super-blocks of 256
@@ -90,6 +91,13 @@ struct DotKernels {
   void (*quantize_q8)(const float* x, int64_t k, Q8Block* out);
   // k (a multiple of 256) floats -> k / 256 blocks.
   void (*quantize_q8k)(const float* x, int64_t k, Q8KBlock* out);
+  // Null when the q8_0 / q4_0 kernels read Q8Blocks as they are. Otherwise
+  // they read one token's blocks as arrange_q8(dtype, in, blocks, out)
+  // writes them, arranged_q8_units(blocks) units of arranged_q8_unit_bytes
+  // (x_stride counts units): done once per matmul, not per tile of rows.
+  void (*arrange_q8)(DType dtype, const Q8Block* in, int64_t blocks, void* out);
+  int64_t (*arranged_q8_units)(int64_t blocks);
+  std::size_t arranged_q8_unit_bytes;
 };
 
 // The set's kernel for f32 / f16 / bf16 weights, or null for the others.
@@ -98,6 +106,19 @@ FloatPanelKernel float_panel_for(const DotKernels& set, DType dtype);
 QuantPanelKernel integer_panel_for(const DotKernels& set, DType dtype);
 // The set's kernel for q4_K / q6_K weights (Q8KBlock activations), or null.
 QuantPanelKernel kquant_panel_for(const DotKernels& set, DType dtype);
+
+// Where one token's activations for `set`'s q8_0 / q4_0 kernels go: token t
+// at byte t * token_bytes of the buffer, panel x_stride = stride.
+struct IntegerActivationLayout {
+  std::size_t token_bytes;
+  int64_t stride;
+};
+IntegerActivationLayout integer_activation_layout(const DotKernels& set, int64_t blocks);
+// One token (k floats, k a multiple of 32) quantized for `set`'s kernel for
+// `dtype` into `out`; `blocks` (k / 32 of them) holds the Q8Blocks on the way
+// when the set arranges them.
+void quantize_for_integer_kernel(const DotKernels& set, DType dtype, const float* x, int64_t k,
+                                 Q8Block* blocks, void* out);
 
 // The portable reference.
 const DotKernels& scalar_dot_kernels();

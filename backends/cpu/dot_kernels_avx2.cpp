@@ -344,7 +344,10 @@ const DotKernels* avx2_dot_kernels() {
       tiled_panel<QuantPanel, 2, 2, 2, Q4_KTile>,
       tiled_panel<QuantPanel, 2, 2, 2, Q6_KTile>,
       quantize_q8,
-      quantize_q8k};
+      quantize_q8k,
+      nullptr,
+      nullptr,
+      0};
   return supported ? &kernels : nullptr;
 }
 

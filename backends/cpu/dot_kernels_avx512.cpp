@@ -17,7 +17,7 @@
 #define TESSERA_AVX512                                                      \
   __attribute__((                                                           \
       target("avx2,fma,f16c,avx512f,avx512bw,avx512dq,avx512vl,avx512vnni," \
-             "avx512vbmi")))
+             "avx512vbmi,gfni")))
 
 namespace tessera::cpu {
 namespace {
@@ -98,11 +98,18 @@ struct Q8_0Pairs {
   TESSERA_AVX512 static __m512i spread() {
     return _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
   }
-  // Blocks b and (when `two`) b + 1 of a row, and their scales spread.
+  // Blocks b and (when `two`) b + 1 of a row, and their scales spread: the
+  // fp16 scales are words 0 and 17 of the pair's first 64 bytes.
   TESSERA_AVX512 static __m512i codes(const uint8_t* row, int64_t b, int64_t /*blocks*/, bool two,
-                                      __m512i spread, __m512& scales) {
+                                      __m512& scales) {
     const uint8_t* block = row + b * kQ8_0Bytes;
-    scales = pair_scales(half_scale(block), two ? half_scale(block + kQ8_0Bytes) : 0.0f, spread);
+    const __m512i head =
+        two ? _mm512_loadu_si512(block) : _mm512_maskz_loadu_epi8((uint64_t{1} << 34) - 1, block);
+    const __m512i halves =
+        _mm512_permutexvar_epi16(_mm512_setr_epi32(0, 0, 0, 0, 0x00110011, 0x00110011, 0x00110011,
+                                                   0x00110011, 0, 0, 0, 0, 0, 0, 0, 0),
+                                 head);
+    scales = _mm512_cvtph_ps(_mm512_castsi512_si256(halves));
     const __m256i second = two ? load32(block + kQ8_0Bytes + 2) : _mm256_setzero_si256();
     const __m512i both = _mm512_inserti64x4(_mm512_zextsi256_si512(load32(block + 2)), second, 1);
     return _mm512_xor_si512(both, _mm512_set1_epi8(static_cast<char>(0x80)));
@@ -125,9 +132,12 @@ struct Q4_0Pairs {
     return _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1);
   }
   // Both blocks from one (masked: never past the row) load of their 36
-  // bytes; vpermb puts each block's 16 code bytes where its nibbles go.
+  // bytes; vpermb puts each block's 16 code bytes where its nibbles go, one
+  // affine bit transform (GFNI) keeps the low nibble in the lower 32 bytes
+  // and shifts the high one down in the upper 32, and the fp16 scales (words
+  // 0 and 9) are spread by one word permute before conversion.
   TESSERA_AVX512 static __m512i codes(const uint8_t* row, int64_t b, int64_t blocks, bool two,
-                                      __m512i spread, __m512& scales) {
+                                      __m512& scales) {
     const uint8_t* block = row + b * kQ4_0Bytes;
     // A plain 64-byte load while the row goes on that far (masked loads are
     // several times slower), a masked one at its end.
@@ -140,13 +150,16 @@ struct Q4_0Pairs {
                           0x1F1E1D1C, 0x23222120, 0x05040302, 0x09080706, 0x0D0C0B0A, 0x11100F0E,
                           0x17161514, 0x1B1A1918, 0x1F1E1D1C, 0x23222120),
         raw);
-    // The fp16 scales are words 0 and 9.
-    const __m128i halves = _mm512_castsi512_si128(_mm512_permutexvar_epi16(
-        _mm512_setr_epi32(0x00090000, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), raw));
-    scales = _mm512_permutexvar_ps(spread, _mm512_zextps128_ps512(_mm_cvtph_ps(halves)));
-    // High nibbles in the upper 32 bytes.
-    return _mm512_and_si512(_mm512_mask_srli_epi16(bytes, 0xFFFF0000u, bytes, 4),
-                            _mm512_set1_epi8(0x0F));
+    const __m512i halves =
+        _mm512_permutexvar_epi16(_mm512_setr_epi32(0, 0, 0x00090009, 0x00090009, 0, 0, 0x00090009,
+                                                   0x00090009, 0, 0, 0, 0, 0, 0, 0, 0),
+                                 raw);
+    scales = _mm512_cvtph_ps(_mm512_castsi512_si256(halves));
+    // Per 64-bit lane, the bit matrix of x & 0x0F (lower half) or x >> 4.
+    const __m512i nibbles = _mm512_setr_epi64(
+        0x0102040800000000LL, 0x0102040800000000LL, 0x0102040800000000LL, 0x0102040800000000LL,
+        0x1020408000000000LL, 0x1020408000000000LL, 0x1020408000000000LL, 0x1020408000000000LL);
+    return _mm512_gf2p8affine_epi64_epi8(bytes, nibbles, 0);
   }
   TESSERA_AVX512 static __m512i activations(const Q8Block* x, int64_t b, bool two) {
     const __m256i second = two ? load32(x[b + 1].q) : _mm256_setzero_si256();
@@ -161,31 +174,65 @@ struct Q4_0Pairs {
   }
 };
 
+// A token's activations for two blocks as the integer tiles read them
+// (arrange_q8, once per matmul): the codes in the weight type's lane order,
+// the offset correction and the scales spread over the lanes. A lone last
+// block leaves the odd half zero.
+struct ArrangedPair {
+  int8_t q[64];
+  int32_t start[16];  // -offset * (the sum of each lane's four codes)
+  float d[16];
+};
+
+int64_t arranged_pairs(int64_t blocks) {
+  return (blocks + 1) / 2;
+}
+
+template <typename Pairs>
+TESSERA_AVX512 void arrange_pairs(const Q8Block* in, int64_t blocks, ArrangedPair* out) {
+  const __m512i spread = Pairs::spread();
+  const __m512i offset = _mm512_set1_epi8(static_cast<char>(Pairs::kOffset));
+  for (int64_t b = 0; b < blocks; b += 2, ++out) {
+    const bool two = b + 1 < blocks;
+    const __m512i xv = Pairs::activations(in, b, two);
+    _mm512_storeu_si512(out->q, xv);
+    _mm512_storeu_si512(out->start,
+                        _mm512_sub_epi32(_mm512_setzero_si512(),
+                                         _mm512_dpbusd_epi32(_mm512_setzero_si512(), offset, xv)));
+    _mm512_storeu_ps(out->d, pair_scales(in[b].d, two ? in[b + 1].d : 0.0f, spread));
+  }
+}
+
+TESSERA_AVX512 void arrange_q8(DType dtype, const Q8Block* in, int64_t blocks, void* out) {
+  auto* pairs = static_cast<ArrangedPair*>(out);
+  if (dtype == DType::kQ4_0)
+    arrange_pairs<Q4_0Pairs>(in, blocks, pairs);
+  else
+    arrange_pairs<Q8_0Pairs>(in, blocks, pairs);
+}
+
 template <typename Pairs>
 struct IntegerTiles {
   template <int R, int T>
   struct Tile {
     // Blocks b and (when `two`) b + 1 into every output's accumulator; a
     // lone last block only into the even lanes.
-    TESSERA_AVX512 static inline void pair(const uint8_t* const* w, const Q8Block* const* x,
+    TESSERA_AVX512 static inline void pair(const uint8_t* const* w, const ArrangedPair* const* x,
                                            int64_t b, int64_t blocks, std::size_t ahead, bool two,
                                            __m512 (&acc)[R][T]) {
-      const __m512i spread = Pairs::spread();
-      const __m512i offset = _mm512_set1_epi8(static_cast<char>(Pairs::kOffset));
       const __mmask16 lanes = two ? 0xFFFF : Pairs::kEvenLanes;
       __m512i codes[R];
       __m512 dw[R];
       for (int r = 0; r < R; ++r) {
         prefetch_ahead(w[r] + b * Pairs::kBytes, ahead);
         prefetch_ahead(w[r] + b * Pairs::kBytes + 64, ahead);
-        codes[r] = Pairs::codes(w[r], b, blocks, two, spread, dw[r]);
+        codes[r] = Pairs::codes(w[r], b, blocks, two, dw[r]);
       }
       for (int t = 0; t < T; ++t) {
-        const __m512i xv = Pairs::activations(x[t], b, two);
-        // -offset * (sums of four x's): the start of every row's sums.
-        const __m512i start = _mm512_sub_epi32(
-            _mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), offset, xv));
-        const __m512 dx = pair_scales(x[t][b].d, two ? x[t][b + 1].d : 0.0f, spread);
+        const ArrangedPair& a = x[t][b / 2];
+        const __m512i xv = _mm512_loadu_si512(a.q);
+        const __m512i start = _mm512_loadu_si512(a.start);
+        const __m512 dx = _mm512_loadu_ps(a.d);
         for (int r = 0; r < R; ++r) {
           const __m512 sums = _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(start, codes[r], xv));
           acc[r][t] = _mm512_mask3_fmadd_ps(_mm512_mul_ps(dw[r], dx), sums, acc[r][t], lanes);
@@ -194,9 +241,10 @@ struct IntegerTiles {
     }
     TESSERA_AVX512 static void run(const QuantPanel& p, int64_t r0, int64_t t0) {
       const uint8_t* w[R];
-      const Q8Block* x[T];
+      const ArrangedPair* x[T];
       for (int r = 0; r < R; ++r) w[r] = p.w + static_cast<std::size_t>(r0 + r) * p.row_bytes;
-      for (int t = 0; t < T; ++t) x[t] = static_cast<const Q8Block*>(p.x) + (t0 + t) * p.x_stride;
+      for (int t = 0; t < T; ++t)
+        x[t] = static_cast<const ArrangedPair*>(p.x) + (t0 + t) * p.x_stride;
       __m512 acc[R][T];
       for (int r = 0; r < R; ++r)
         for (int t = 0; t < T; ++t) acc[r][t] = _mm512_setzero_ps();
@@ -389,7 +437,8 @@ bool cpu_has_avx512_vnni_vbmi() {
   return f16c && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
          __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
          __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
-         __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vbmi");
+         __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vbmi") &&
+         __builtin_cpu_supports("gfni");
 }
 
 }  // namespace
@@ -411,6 +460,9 @@ const DotKernels* avx512_dot_kernels() {
     set.q4_0 = tiled_panel<QuantPanel, 4, 4, 3, IntegerTiles<Q4_0Pairs>::template Tile>;
     set.q4_K = tiled_panel<QuantPanel, 2, 2, 3, Q4_KTile>;
     set.q6_K = tiled_panel<QuantPanel, 2, 2, 3, Q6_KTile>;
+    set.arrange_q8 = arrange_q8;
+    set.arranged_q8_units = arranged_pairs;
+    set.arranged_q8_unit_bytes = sizeof(ArrangedPair);
     return &set;
   }();
   return kernels;

@@ -220,7 +220,10 @@ const DotKernels& scalar_dot_kernels() {
                                   quant_panel<Q8KBlock, dot_q4_K>,
                                   quant_panel<Q8KBlock, dot_q6_K>,
                                   quantize_q8,
-                                  quantize_q8k};
+                                  quantize_q8k,
+                                  nullptr,
+                                  nullptr,
+                                  0};
   return kernels;
 }
 
@@ -241,6 +244,23 @@ QuantPanelKernel kquant_panel_for(const DotKernels& set, DType dtype) {
   if (dtype == DType::kQ4_K) return set.q4_K;
   if (dtype == DType::kQ6_K) return set.q6_K;
   return nullptr;
+}
+
+IntegerActivationLayout integer_activation_layout(const DotKernels& set, int64_t blocks) {
+  if (set.arrange_q8 == nullptr)
+    return {static_cast<std::size_t>(blocks) * sizeof(Q8Block), blocks};
+  const int64_t units = set.arranged_q8_units(blocks);
+  return {static_cast<std::size_t>(units) * set.arranged_q8_unit_bytes, units};
+}
+
+void quantize_for_integer_kernel(const DotKernels& set, DType dtype, const float* x, int64_t k,
+                                 Q8Block* blocks, void* out) {
+  if (set.arrange_q8 == nullptr) {
+    set.quantize_q8(x, k, static_cast<Q8Block*>(out));
+    return;
+  }
+  set.quantize_q8(x, k, blocks);
+  set.arrange_q8(dtype, blocks, k / 32, out);
 }
 
 const DotKernels& best_dot_kernels() {

@@ -146,7 +146,17 @@ std::vector<float> integer_panel(const DotKernels& set, DType dtype, const Block
                                  const QuantizedX& x, Shape shape, int64_t blocks) {
   std::vector<float> out(static_cast<std::size_t>(shape.tokens * (shape.rows + 1)), -1.0f);
   if (QuantPanelKernel kernel = integer_panel_for(set, dtype)) {
-    kernel({w.bytes.data(), w.row_bytes, shape.rows, x.q8.data(), blocks, shape.tokens, blocks,
+    // The set's arrangement of the same Q8Blocks (when it has one).
+    const IntegerActivationLayout layout = integer_activation_layout(set, blocks);
+    std::vector<uint8_t> arranged(layout.token_bytes * static_cast<std::size_t>(shape.tokens));
+    const void* xq = x.q8.data();
+    if (set.arrange_q8 != nullptr) {
+      for (int64_t t = 0; t < shape.tokens; ++t)
+        set.arrange_q8(dtype, x.q8.data() + t * blocks, blocks,
+                       arranged.data() + static_cast<std::size_t>(t) * layout.token_bytes);
+      xq = arranged.data();
+    }
+    kernel({w.bytes.data(), w.row_bytes, shape.rows, xq, layout.stride, shape.tokens, blocks,
             out.data(), shape.rows + 1});
   } else {
     kquant_panel_for(set, dtype)({w.bytes.data(), w.row_bytes, shape.rows, x.q8k.data(), blocks / 8,
