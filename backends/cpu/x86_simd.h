@@ -70,6 +70,14 @@ inline void prefetch_ahead(const void* p, std::size_t ahead) {
   _mm_prefetch(static_cast<const char*>(p) + ahead, _MM_HINT_T0);
 }
 
+// How far ahead a tile of `rows` rows asks: the next tile's rows, and at
+// least four rows on. (Measured on 110m/1.1b generation: one-row tiles
+// asking four rows ahead beat eight-row tiles, and several rows streamed
+// side by side without these requests ran at half speed.)
+constexpr std::size_t prefetch_distance(int rows, std::size_t row_bytes) {
+  return static_cast<std::size_t>(rows < 4 ? 4 : rows) * row_bytes;
+}
+
 TESSERA_AVX2 inline __m256i load32(const void* p) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
 }
