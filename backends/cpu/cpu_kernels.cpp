@@ -143,11 +143,13 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& out, ThreadPool* poo
   }
   if (const QuantPanelKernel kernel = integer_panel_for(kernels, w.dtype)) {
     // The set's own arrangement of each token's blocks, after the Q8Blocks
-    // on the way there (one token per thread at a time).
+    // on the way there (one token per thread at a time) when it arranges.
     const int64_t blocks = k / 32;
     const IntegerActivationLayout layout = integer_activation_layout(kernels, blocks);
-    const std::size_t q8_bytes = static_cast<std::size_t>(blocks) * sizeof(Q8Block) *
-                                 static_cast<std::size_t>(pool->threads());
+    const std::size_t q8_bytes = kernels.arrange_q8 == nullptr
+                                     ? 0
+                                     : static_cast<std::size_t>(blocks) * sizeof(Q8Block) *
+                                           static_cast<std::size_t>(pool->threads());
     const std::size_t arranged_offset = (q8_bytes + 63) / 64 * 64;
     auto* scratch = static_cast<uint8_t*>(
         pool->shared_scratch(arranged_offset + static_cast<std::size_t>(n) * layout.token_bytes));

@@ -50,6 +50,13 @@ struct Q8KBlock {
   int8_t q[256];
 };
 
+// One token's activations for an integer kernel in a buffer: token t at byte
+// t * token_bytes, panel x_stride = stride (in the kernel's units).
+struct IntegerActivationLayout {
+  std::size_t token_bytes;
+  int64_t stride;
+};
+
 // out[t * out_stride + r] = dot(weight row r, activation row t) for r <
 // rows, t < tokens. Weight row r starts at w + r * row_bytes (whole blocks).
 struct FloatPanel {
@@ -93,11 +100,10 @@ struct DotKernels {
   void (*quantize_q8k)(const float* x, int64_t k, Q8KBlock* out);
   // Null when the q8_0 / q4_0 kernels read Q8Blocks as they are. Otherwise
   // they read one token's blocks as arrange_q8(dtype, in, blocks, out)
-  // writes them, arranged_q8_units(blocks) units of arranged_q8_unit_bytes
-  // (x_stride counts units): done once per matmul, not per tile of rows.
+  // writes them, laid out as arranged_q8_layout(blocks) says: done once per
+  // matmul, not per tile of rows.
   void (*arrange_q8)(DType dtype, const Q8Block* in, int64_t blocks, void* out);
-  int64_t (*arranged_q8_units)(int64_t blocks);
-  std::size_t arranged_q8_unit_bytes;
+  IntegerActivationLayout (*arranged_q8_layout)(int64_t blocks);
 };
 
 // The set's kernel for f32 / f16 / bf16 weights, or null for the others.
@@ -107,12 +113,7 @@ QuantPanelKernel integer_panel_for(const DotKernels& set, DType dtype);
 // The set's kernel for q4_K / q6_K weights (Q8KBlock activations), or null.
 QuantPanelKernel kquant_panel_for(const DotKernels& set, DType dtype);
 
-// Where one token's activations for `set`'s q8_0 / q4_0 kernels go: token t
-// at byte t * token_bytes of the buffer, panel x_stride = stride.
-struct IntegerActivationLayout {
-  std::size_t token_bytes;
-  int64_t stride;
-};
+// Where one token's activations for `set`'s q8_0 / q4_0 kernels go.
 IntegerActivationLayout integer_activation_layout(const DotKernels& set, int64_t blocks);
 // One token (k floats, k a multiple of 32) quantized for `set`'s kernel for
 // `dtype` into `out`; `blocks` (k / 32 of them) holds the Q8Blocks on the way

@@ -346,8 +346,7 @@ const DotKernels* avx2_dot_kernels() {
       quantize_q8,
       quantize_q8k,
       nullptr,
-      nullptr,
-      0};
+      nullptr};
   return supported ? &kernels : nullptr;
 }
 

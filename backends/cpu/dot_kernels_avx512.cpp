@@ -184,8 +184,10 @@ struct ArrangedPair {
   float d[16];
 };
 
-int64_t arranged_pairs(int64_t blocks) {
-  return (blocks + 1) / 2;
+// One ArrangedPair per two blocks (the last may hold one).
+IntegerActivationLayout arranged_pairs(int64_t blocks) {
+  const int64_t pairs = (blocks + 1) / 2;
+  return {static_cast<std::size_t>(pairs) * sizeof(ArrangedPair), pairs};
 }
 
 template <typename Pairs>
@@ -465,8 +467,7 @@ const DotKernels* avx512_dot_kernels() {
     set.q4_K = tiled_panel<QuantPanel, 1, 2, 3, Q4_KTile>;
     set.q6_K = tiled_panel<QuantPanel, 1, 2, 3, Q6_KTile>;
     set.arrange_q8 = arrange_q8;
-    set.arranged_q8_units = arranged_pairs;
-    set.arranged_q8_unit_bytes = sizeof(ArrangedPair);
+    set.arranged_q8_layout = arranged_pairs;
     return &set;
   }();
   return kernels;

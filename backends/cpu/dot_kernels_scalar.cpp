@@ -222,8 +222,7 @@ const DotKernels& scalar_dot_kernels() {
                                   quantize_q8,
                                   quantize_q8k,
                                   nullptr,
-                                  nullptr,
-                                  0};
+                                  nullptr};
   return kernels;
 }
 
@@ -249,8 +248,7 @@ QuantPanelKernel kquant_panel_for(const DotKernels& set, DType dtype) {
 IntegerActivationLayout integer_activation_layout(const DotKernels& set, int64_t blocks) {
   if (set.arrange_q8 == nullptr)
     return {static_cast<std::size_t>(blocks) * sizeof(Q8Block), blocks};
-  const int64_t units = set.arranged_q8_units(blocks);
-  return {static_cast<std::size_t>(units) * set.arranged_q8_unit_bytes, units};
+  return set.arranged_q8_layout(blocks);
 }
 
 void quantize_for_integer_kernel(const DotKernels& set, DType dtype, const float* x, int64_t k,
