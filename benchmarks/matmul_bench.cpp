@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "backends/cpu/dot_kernels.h"
+#include "backends/cpu/interleaved_rows.h"
 #include "core/tensor/block_quant.h"
 
 namespace {
@@ -49,6 +50,17 @@ void BM_Matmul(benchmark::State& state) {
   std::vector<uint8_t> weights(tessera::dtype_row_bytes(dtype, rows * kCols));
   tessera::quantize_row(dtype, w.data(), rows * kCols, weights.data());
   const std::size_t row_bytes = tessera::dtype_row_bytes(dtype, kCols);
+  // Integer rows as the CPU backend holds them for this set: interleaved in
+  // groups of 16 when it has kernels for that.
+  const bool interleaved = reads_interleaved(set, dtype) && interleavable(dtype, rows);
+  if (interleaved) {
+    std::vector<uint8_t> groups(weights.size());
+    for (int64_t g = 0; g < rows; g += kGroupRows)
+      interleave_group(dtype, weights.data() + static_cast<std::size_t>(g) * row_bytes, row_bytes,
+                       kCols / tessera::dtype_layout(dtype).block_elements,
+                       groups.data() + static_cast<std::size_t>(g) * row_bytes);
+    weights.swap(groups);
+  }
   const std::vector<float> x = random_values(static_cast<std::size_t>(tokens * kCols), 2);
   std::vector<float> out(static_cast<std::size_t>(tokens * rows));
   std::vector<Q8Block> q8(static_cast<std::size_t>(kCols / 32));
@@ -60,7 +72,7 @@ void BM_Matmul(benchmark::State& state) {
     if (const FloatPanelKernel float_kernel = float_panel_for(set, dtype)) {
       float_kernel(
           {weights.data(), row_bytes, rows, x.data(), kCols, tokens, kCols, out.data(), rows});
-    } else if (const QuantPanelKernel integer_kernel = integer_panel_for(set, dtype)) {
+    } else if (const QuantPanelKernel integer_kernel = integer_panel_for(set, dtype, interleaved)) {
       for (int64_t t = 0; t < tokens; ++t)
         quantize_for_integer_kernel(set, dtype, x.data() + t * kCols, kCols, q8.data(),
                                     xq.data() + static_cast<std::size_t>(t) * layout.token_bytes);
@@ -69,8 +81,9 @@ void BM_Matmul(benchmark::State& state) {
     } else {
       for (int64_t t = 0; t < tokens; ++t)
         set.quantize_q8k(x.data() + t * kCols, kCols, q8k.data() + t * (kCols / 256));
-      kquant_panel_for(set, dtype)({weights.data(), row_bytes, rows, q8k.data(), kCols / 256,
-                                    tokens, kCols / 256, out.data(), rows});
+      kquant_panel_for(set, dtype,
+                       interleaved)({weights.data(), row_bytes, rows, q8k.data(), kCols / 256,
+                                     tokens, kCols / 256, out.data(), rows});
     }
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
@@ -81,7 +94,8 @@ void BM_Matmul(benchmark::State& state) {
         static_cast<double>(weights.size()) * iterations, benchmark::Counter::kIsRate);
   state.counters["madds/s"] = benchmark::Counter(
       static_cast<double>(rows * kCols * tokens) * iterations, benchmark::Counter::kIsRate);
-  state.SetLabel(std::string(tessera::dtype_name(dtype)) + " " + set.name);
+  state.SetLabel(std::string(tessera::dtype_name(dtype)) + " " + set.name +
+                 (interleaved ? " interleaved" : ""));
 }
 
 void Shapes(benchmark::internal::Benchmark* b) {

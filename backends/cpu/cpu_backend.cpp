@@ -5,6 +5,7 @@
 #include <string>
 
 #include "backends/cpu/cpu_kernels.h"
+#include "backends/cpu/dot_kernels.h"
 #include "core/util/system_memory.h"
 
 namespace tessera {
@@ -66,7 +67,10 @@ Result<std::size_t> CpuBackend::adopt_weights(std::span<Tensor* const> weights) 
     if (!available.known() || cpu::WeightArena::bytes_needed(weights) > available.bytes / 2)
       return std::size_t{0};
   }
-  RETURN_IF_ERROR(arena_.copy(weights, *pool_));
+  // Integer weights interleaved for the kernels that read them so.
+  RETURN_IF_ERROR(arena_.copy(weights, *pool_, [](DType dtype) {
+    return cpu::reads_interleaved(cpu::best_dot_kernels(), dtype);
+  }));
   return arena_.size();
 }
 
@@ -102,11 +106,11 @@ Result<std::unique_ptr<Buffer>> CpuBackend::allocate(std::size_t bytes) {
 
 void CpuBackend::embedding(const Tensor& table, std::span<const int32_t> tokens,
                            const Tensor& out) {
-  cpu::embedding(table, tokens, out, pool_.get());
+  cpu::embedding(table, tokens, out, pool_.get(), arena_.interleaved(table.data));
 }
 
 void CpuBackend::matmul(const Tensor& x, const Tensor& w, const Tensor& out) {
-  cpu::matmul(x, w, out, pool_.get());
+  cpu::matmul(x, w, out, pool_.get(), arena_.interleaved(w.data));
 }
 
 void CpuBackend::rms_norm(const Tensor& x, const Tensor& weight, float eps, const Tensor& out) {

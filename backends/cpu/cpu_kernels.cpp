@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "backends/cpu/dot_kernels.h"
+#include "backends/cpu/interleaved_rows.h"
 #include "backends/cpu/rope_table.h"
 #include "core/compressor/compressor.h"
 #include "core/status/status.h"
@@ -60,7 +61,7 @@ bool inner_contiguous(const Tensor& t) {
 }  // namespace
 
 void embedding(const Tensor& table, std::span<const int32_t> tokens, const Tensor& out,
-               ThreadPool* pool) {
+               ThreadPool* pool, bool interleaved) {
   const int64_t n = static_cast<int64_t>(tokens.size());
   const int64_t dim = table.dim(1);
   TESSERA_DCHECK(pool != nullptr, "embedding: no thread pool");
@@ -78,6 +79,12 @@ void embedding(const Tensor& table, std::span<const int32_t> tokens, const Tenso
         for (int64_t t = begin; t < end; ++t) {
           // Any weight type, through the reference decoder (a row per token).
           const int64_t row = tokens[static_cast<std::size_t>(t)];
+          if (interleaved) {
+            dequantize_interleaved_row(table.dtype, static_cast<const uint8_t*>(table.data),
+                                       dtype_row_bytes(table.dtype, table.stride[0]), row, dim,
+                                       out.f32() + t * out.stride[0]);
+            continue;
+          }
           dequantize_row(table.dtype,
                          static_cast<const uint8_t*>(table.data) +
                              dtype_row_bytes(table.dtype, row * table.stride[0]),
@@ -87,7 +94,8 @@ void embedding(const Tensor& table, std::span<const int32_t> tokens, const Tenso
       min_chunk_for(dim));
 }
 
-void matmul(const Tensor& x, const Tensor& w, const Tensor& out, ThreadPool* pool) {
+void matmul(const Tensor& x, const Tensor& w, const Tensor& out, ThreadPool* pool,
+            bool interleaved) {
   const int64_t n = x.dim(0);
   const int64_t k = x.dim(1);
   const int64_t m = w.dim(0);
@@ -105,16 +113,18 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& out, ThreadPool* poo
   const std::size_t row_bytes = dtype_row_bytes(w.dtype, w.stride[0]);
   const auto* wd = static_cast<const uint8_t*>(w.data);
   // Each thread computes the panel of its rows against every token; chunks
-  // are whole register tiles of rows (the kernels' tiles are at most 8).
+  // are whole register tiles of rows (the kernels' tiles are at most 16) and
+  // whole groups of interleaved rows.
   const auto for_row_panels = [&](int64_t work_per_row, auto&& panel) {
-    const int64_t tiles = (m + 7) / 8;
+    constexpr int64_t kChunkRows = kGroupRows;
+    const int64_t tiles = (m + kChunkRows - 1) / kChunkRows;
     pool->parallel_for(
         0, tiles,
         [&](int64_t begin, int64_t end, int) {
-          const int64_t first = begin * 8, last = std::min(m, end * 8);
+          const int64_t first = begin * kChunkRows, last = std::min(m, end * kChunkRows);
           panel(wd + static_cast<std::size_t>(first) * row_bytes, first, last - first);
         },
-        min_chunk_for(8 * work_per_row));
+        min_chunk_for(kChunkRows * work_per_row));
   };
 
   // Block-quantized weights meet activations quantized once per token for
@@ -126,7 +136,7 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& out, ThreadPool* poo
       kernel({rows, row_bytes, count, xq, stride, n, blocks, out.f32() + first, out.stride[0]});
     });
   };
-  if (const QuantPanelKernel kernel = kquant_panel_for(kernels, w.dtype)) {
+  if (const QuantPanelKernel kernel = kquant_panel_for(kernels, w.dtype, interleaved)) {
     const int64_t blocks = k / 256;
     auto* xq = static_cast<Q8KBlock*>(
         pool->shared_scratch(static_cast<std::size_t>(n * blocks) * sizeof(Q8KBlock)));
@@ -141,7 +151,7 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& out, ThreadPool* poo
     row_panels(kernel, xq, blocks, blocks);
     return;
   }
-  if (const QuantPanelKernel kernel = integer_panel_for(kernels, w.dtype)) {
+  if (const QuantPanelKernel kernel = integer_panel_for(kernels, w.dtype, interleaved)) {
     // The set's own arrangement of each token's blocks, after the Q8Blocks
     // on the way there (one token per thread at a time) when it arranges.
     const int64_t blocks = k / 32;

@@ -25,13 +25,17 @@
 namespace tessera::cpu {
 
 // out[t, :] = table[tokens[t], :]. table [vocab, dim] of any DType (rows of whole
-// blocks), out f32 [n, dim].
+// blocks), out f32 [n, dim]. `interleaved`: the table is in groups of 16
+// rows (interleaved_rows.h).
 void embedding(const Tensor& table, std::span<const int32_t> tokens, const Tensor& out,
-               ThreadPool* pool);
+               ThreadPool* pool, bool interleaved = false);
 
 // out = x * w^T. x f32 [n, k], w [m, k] of any DType, out f32 [n, m]. Output columns
 // are split across threads; each weight row is read once for all n tokens.
-void matmul(const Tensor& x, const Tensor& w, const Tensor& out, ThreadPool* pool);
+// `interleaved`: w is in groups of 16 rows (interleaved_rows.h), which only
+// a kernel set with group kernels for its type reads (reads_interleaved).
+void matmul(const Tensor& x, const Tensor& w, const Tensor& out, ThreadPool* pool,
+            bool interleaved = false);
 
 // out[t] = x[t] / sqrt(mean(x[t]^2) + eps) * weight. x, out f32 [n, d]; weight f32 [d].
 // out may alias x.

@@ -14,18 +14,17 @@
 //    ((s0 + s4) + (s2 + s6)) + ((s1 + s5) + (s3 + s7)); then the tail, in
 //    order, by fma. (One 512-bit register, or two 256-bit ones, per output.)
 //  - integer rows (q8_0, q4_0 weights; x quantized to Q8Block): per block
-//    of 32, eight exact int32 sums of four consecutive products; lane l of
-//    accumulator b % 2 takes fma(d_w * d_x, float(sum_l), acc); the two
-//    accumulators are added lane by lane, then the same eight-lane tree.
-//    (One 512-bit register holds both accumulators.)
+//    of 32, one exact int32 sum of the 32 products; the output is one fma
+//    chain over the blocks in order, acc = fma(d_w * d_x, float(sum), acc)
+//    from 0. (No lanes to fold: SIMD kernels put sixteen rows in a
+//    register's lanes, interleaved_rows.h.)
 //  - k-quant rows (q4_K, q6_K; x quantized to Q8KBlock, one scale per 256):
-//    per super-block of 256, eight exact int32 lane sums over its blocks of
-//    32 of sub_scale * (sum of four consecutive products) (q6_K: lanes 0-3
-//    and 4-7 take the two sub-scales of each block of 32); lane l of
-//    accumulator s % 2 takes fma(d_w * d_x, float(lane sum), acc); q4_K's
-//    minimums, sum over blocks of m * (x codes' sum), are one int per
-//    super-block, taken as fma(dmin_w * d_x, float(it), mins) in order and
-//    subtracted after the eight-lane tree.
+//    per super-block of 256, one exact int32: the sum over its sub-blocks
+//    (q4_K: 8 of 32, q6_K: 16 of 16) of sub_scale * (sum of the products);
+//    one fma chain over the super-blocks in order, acc = fma(d_w * d_x,
+//    float(sum), acc); q4_K's minimums, sum over its blocks of m * (x codes'
+//    sum), one int per super-block, join the chain right after it:
+//    acc = fma(-(dmin_w * d_x), float(min_sum), acc).
 #pragma once
 
 #include <cstddef>
@@ -43,12 +42,16 @@ struct Q8Block {
 };
 
 // The same over 256 values (a k-quant super-block), with the sum of each 32
-// codes (q4_K's minimums need them).
+// codes (q4_K's minimums need them) and of each 16 (q6_K's offset).
 struct Q8KBlock {
   float d;
   int16_t sums[8];
+  int16_t half_sums[16];
   int8_t q[256];
 };
+
+// Fills block.half_sums from its codes.
+void sum_halves(Q8KBlock& block);
 
 // One token's activations for an integer kernel in a buffer: token t at byte
 // t * token_bytes, panel x_stride = stride (in the kernel's units).
@@ -93,7 +96,12 @@ struct DotKernels {
   const char* name;  // "scalar", "avx2", "avx512"
   FloatPanelKernel f32, f16, bf16;
   QuantPanelKernel q8_0, q4_0;  // x: Q8Block
+  // The same for weights interleaved in groups of 16 rows (interleaved_rows.h;
+  // the panel starts at a group); null when the set reads no such layout.
+  QuantPanelKernel q8_0_groups, q4_0_groups;
   QuantPanelKernel q4_K, q6_K;  // x: Q8KBlock
+  // q4_K / q6_K interleaved in groups of 16 rows, or null.
+  QuantPanelKernel q4_K_groups, q6_K_groups;
   // k (a multiple of 32) floats -> k / 32 blocks.
   void (*quantize_q8)(const float* x, int64_t k, Q8Block* out);
   // k (a multiple of 256) floats -> k / 256 blocks.
@@ -108,10 +116,15 @@ struct DotKernels {
 
 // The set's kernel for f32 / f16 / bf16 weights, or null for the others.
 FloatPanelKernel float_panel_for(const DotKernels& set, DType dtype);
-// The set's kernel for q8_0 / q4_0 weights (Q8Block activations), or null.
-QuantPanelKernel integer_panel_for(const DotKernels& set, DType dtype);
-// The set's kernel for q4_K / q6_K weights (Q8KBlock activations), or null.
-QuantPanelKernel kquant_panel_for(const DotKernels& set, DType dtype);
+// The set's kernel for q8_0 / q4_0 weights (Q8Block activations), in GGUF's
+// layout or interleaved, or null.
+QuantPanelKernel integer_panel_for(const DotKernels& set, DType dtype, bool interleaved = false);
+// The set's kernel for q4_K / q6_K weights (Q8KBlock activations), in GGUF's
+// layout or interleaved, or null.
+QuantPanelKernel kquant_panel_for(const DotKernels& set, DType dtype, bool interleaved = false);
+// Whether `set` has a kernel for `dtype` interleaved in groups of 16 rows
+// (interleaved_rows.h): what the CPU backend writes when it copies weights.
+bool reads_interleaved(const DotKernels& set, DType dtype);
 
 // Where one token's activations for `set`'s q8_0 / q4_0 kernels go.
 IntegerActivationLayout integer_activation_layout(const DotKernels& set, int64_t blocks);

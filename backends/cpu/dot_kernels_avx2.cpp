@@ -64,11 +64,19 @@ struct FloatTiles {
   };
 };
 
-// Eight int32 sums of four consecutive products of signed bytes w and x, as
-// floats, given |w| (shared by every token).
-TESSERA_AVX2 inline __m256 block_sums(__m256i w, __m256i w_magnitude, __m256i x) {
+// Eight int32 sums of four consecutive products of signed bytes w and x,
+// given |w| (shared by every token).
+TESSERA_AVX2 inline __m256i block_lanes(__m256i w, __m256i w_magnitude, __m256i x) {
   const __m256i products = _mm256_maddubs_epi16(w_magnitude, _mm256_sign_epi8(x, w));
-  return _mm256_cvtepi32_ps(_mm256_madd_epi16(products, _mm256_set1_epi16(1)));
+  return _mm256_madd_epi16(products, _mm256_set1_epi16(1));
+}
+
+// Four rows' block sums [s0, s1, s2, s3] from their eight lanes each
+// (integers: exact in any grouping).
+TESSERA_AVX2 inline __m128i four_sums(const __m256i (&lanes)[4]) {
+  const __m256i sums = _mm256_hadd_epi32(_mm256_hadd_epi32(lanes[0], lanes[1]),
+                                         _mm256_hadd_epi32(lanes[2], lanes[3]));
+  return _mm_add_epi32(_mm256_castsi256_si128(sums), _mm256_extracti128_si256(sums, 1));
 }
 
 // A block of 32 int8 weights and its scale.
@@ -92,44 +100,43 @@ struct Q4_0Codes {
   }
 };
 
-// A tile of integer rows: accumulators for even and odd blocks per output.
+// A tile of up to four integer rows, one per lane of a 128-bit accumulator
+// per token: per block, each row's exact sum and one FMA.
 template <typename Codes>
 struct IntegerTiles {
   template <int R, int T>
   struct Tile {
-    // Block b of the tile's rows into the accumulators of parity `odd`.
-    TESSERA_AVX2 static inline void block(const uint8_t* const* w, const Q8Block* const* x,
-                                          int64_t b, std::size_t ahead, __m256 (&acc)[R][T]) {
-      for (int r = 0; r < R; ++r) {
-        prefetch_ahead(w[r] + b * Codes::kBytes, ahead);
-        float d;
-        const __m256i codes = Codes::unpack(w[r], b, d);
-        const __m256i magnitude = _mm256_sign_epi8(codes, codes);
-        const __m256 dw = _mm256_set1_ps(d);
-        for (int t = 0; t < T; ++t) {
-          const __m256 scale = _mm256_mul_ps(dw, _mm256_broadcast_ss(&x[t][b].d));
-          acc[r][t] =
-              _mm256_fmadd_ps(scale, block_sums(codes, magnitude, load32(x[t][b].q)), acc[r][t]);
-        }
-      }
-    }
+    static_assert(R <= 4, "one 128-bit lane per row");
     TESSERA_AVX2 static void run(const QuantPanel& p, int64_t r0, int64_t t0) {
       const uint8_t* w[R];
       const Q8Block* x[T];
       for (int r = 0; r < R; ++r) w[r] = p.w + static_cast<std::size_t>(r0 + r) * p.row_bytes;
       for (int t = 0; t < T; ++t) x[t] = static_cast<const Q8Block*>(p.x) + (t0 + t) * p.x_stride;
-      __m256 even[R][T], odd[R][T];
-      for (int r = 0; r < R; ++r)
-        for (int t = 0; t < T; ++t) even[r][t] = odd[r][t] = _mm256_setzero_ps();
-      int64_t b = 0;
-      for (; b + 2 <= p.blocks; b += 2) {
-        block(w, x, b, R * p.row_bytes, even);
-        block(w, x, b + 1, R * p.row_bytes, odd);
+      __m128 acc[T];
+      for (int t = 0; t < T; ++t) acc[t] = _mm_setzero_ps();
+      for (int64_t b = 0; b < p.blocks; ++b) {
+        __m256i codes[R], magnitude[R];
+        alignas(16) float d[4] = {};
+        for (int r = 0; r < R; ++r) {
+          prefetch_ahead(w[r] + b * Codes::kBytes, prefetch_distance(R, p.row_bytes));
+          codes[r] = Codes::unpack(w[r], b, d[r]);
+          magnitude[r] = _mm256_sign_epi8(codes[r], codes[r]);
+        }
+        const __m128 dw = _mm_load_ps(d);
+        for (int t = 0; t < T; ++t) {
+          const __m256i xv = load32(x[t][b].q);
+          __m256i lanes[4];
+          for (int r = 0; r < 4; ++r)
+            lanes[r] = r < R ? block_lanes(codes[r], magnitude[r], xv) : _mm256_setzero_si256();
+          acc[t] = _mm_fmadd_ps(_mm_mul_ps(dw, _mm_set1_ps(x[t][b].d)),
+                                _mm_cvtepi32_ps(four_sums(lanes)), acc[t]);
+        }
       }
-      if (b < p.blocks) block(w, x, b, R * p.row_bytes, even);
-      for (int r = 0; r < R; ++r)
-        for (int t = 0; t < T; ++t)
-          p.out[(t0 + t) * p.out_stride + r0 + r] = sum_lanes(_mm256_add_ps(even[r][t], odd[r][t]));
+      for (int t = 0; t < T; ++t) {
+        alignas(16) float out[4];
+        _mm_store_ps(out, acc[t]);
+        for (int r = 0; r < R; ++r) p.out[(t0 + t) * p.out_stride + r0 + r] = out[r];
+      }
     }
   };
 };
@@ -143,10 +150,11 @@ TESSERA_AVX2 inline __m256i scaled_sums(__m256i codes, __m256i x, __m256i scale)
 // q4_K: per super-block and row, the scales are decoded once for every token.
 template <int R, int T>
 struct Q4_KTile {
-  // Super-block s of the tile's rows into `acc` (the even or the odd ones).
+  // Super-block s of the tile's rows into `acc`: one exact int32 per row and
+  // token, one FMA.
   TESSERA_AVX2 static inline void add_super_block(const QuantPanel& p, int64_t r0,
                                                   const Q8KBlock* const* x, int64_t s,
-                                                  __m256 (&acc)[R][T], float (&mins)[R][T]) {
+                                                  float (&acc)[R][T]) {
     const __m256i nibble = _mm256_set1_epi8(0x0F);
 #pragma GCC unroll 4  // the accumulators stay in registers
     for (int r = 0; r < R; ++r) {
@@ -175,40 +183,29 @@ struct Q4_KTile {
         int32_t min_sum = 0;
         for (int c = 0; c < 8; ++c) min_sum += m[c] * x[t][s].sums[c];
         acc[r][t] =
-            _mm256_fmadd_ps(_mm256_set1_ps(d * x[t][s].d), _mm256_cvtepi32_ps(lanes[t]), acc[r][t]);
-        mins[r][t] = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(dmin * x[t][s].d),
-                                                _mm_set_ss(static_cast<float>(min_sum)),
-                                                _mm_set_ss(mins[r][t])));
+            fma_scalar(d * x[t][s].d, static_cast<float>(sum_int_lanes(lanes[t])), acc[r][t]);
+        acc[r][t] = fma_scalar(-(dmin * x[t][s].d), static_cast<float>(min_sum), acc[r][t]);
       }
     }
   }
   TESSERA_AVX2 static void run(const QuantPanel& p, int64_t r0, int64_t t0) {
     const Q8KBlock* x[T];
     for (int t = 0; t < T; ++t) x[t] = static_cast<const Q8KBlock*>(p.x) + (t0 + t) * p.x_stride;
-    __m256 even[R][T], odd[R][T];
-    float mins[R][T] = {};
+    float acc[R][T] = {};
+    for (int64_t s = 0; s < p.blocks; ++s) add_super_block(p, r0, x, s, acc);
     for (int r = 0; r < R; ++r)
-      for (int t = 0; t < T; ++t) even[r][t] = odd[r][t] = _mm256_setzero_ps();
-    int64_t s = 0;
-    for (; s + 2 <= p.blocks; s += 2) {
-      add_super_block(p, r0, x, s, even, mins);
-      add_super_block(p, r0, x, s + 1, odd, mins);
-    }
-    if (s < p.blocks) add_super_block(p, r0, x, s, even, mins);
-    for (int r = 0; r < R; ++r)
-      for (int t = 0; t < T; ++t)
-        p.out[(t0 + t) * p.out_stride + r0 + r] =
-            sum_lanes(_mm256_add_ps(even[r][t], odd[r][t])) - mins[r][t];
+      for (int t = 0; t < T; ++t) p.out[(t0 + t) * p.out_stride + r0 + r] = acc[r][t];
   }
 };
 
 // q6_K: the codes of a super-block and row are unpacked once for every token.
 template <int R, int T>
 struct Q6_KTile {
-  // Super-block s of the tile's rows into `acc` (the even or the odd ones).
+  // Super-block s of the tile's rows into `acc`: one exact int32 per row and
+  // token, one FMA.
   TESSERA_AVX2 static inline void add_super_block(const QuantPanel& p, int64_t r0,
                                                   const Q8KBlock* const* x, int64_t s,
-                                                  __m256 (&acc)[R][T]) {
+                                                  float (&acc)[R][T]) {
     const __m256i nibble = _mm256_set1_epi8(0x0F), pair_bits = _mm256_set1_epi8(3);
     const __m256i offset = _mm256_set1_epi8(32);
 #pragma GCC unroll 4  // the accumulators stay in registers
@@ -246,24 +243,16 @@ struct Q6_KTile {
       const float d = half_scale(super + 208);
       for (int t = 0; t < T; ++t)
         acc[r][t] =
-            _mm256_fmadd_ps(_mm256_set1_ps(d * x[t][s].d), _mm256_cvtepi32_ps(lanes[t]), acc[r][t]);
+            fma_scalar(d * x[t][s].d, static_cast<float>(sum_int_lanes(lanes[t])), acc[r][t]);
     }
   }
   TESSERA_AVX2 static void run(const QuantPanel& p, int64_t r0, int64_t t0) {
     const Q8KBlock* x[T];
     for (int t = 0; t < T; ++t) x[t] = static_cast<const Q8KBlock*>(p.x) + (t0 + t) * p.x_stride;
-    __m256 even[R][T], odd[R][T];
+    float acc[R][T] = {};
+    for (int64_t s = 0; s < p.blocks; ++s) add_super_block(p, r0, x, s, acc);
     for (int r = 0; r < R; ++r)
-      for (int t = 0; t < T; ++t) even[r][t] = odd[r][t] = _mm256_setzero_ps();
-    int64_t s = 0;
-    for (; s + 2 <= p.blocks; s += 2) {
-      add_super_block(p, r0, x, s, even);
-      add_super_block(p, r0, x, s + 1, odd);
-    }
-    if (s < p.blocks) add_super_block(p, r0, x, s, even);
-    for (int r = 0; r < R; ++r)
-      for (int t = 0; t < T; ++t)
-        p.out[(t0 + t) * p.out_stride + r0 + r] = sum_lanes(_mm256_add_ps(even[r][t], odd[r][t]));
+      for (int t = 0; t < T; ++t) p.out[(t0 + t) * p.out_stride + r0 + r] = acc[r][t];
   }
 };
 
@@ -318,6 +307,7 @@ TESSERA_AVX2 void quantize_q8k(const float* x, int64_t k, Q8KBlock* out) {
     out[b].d = d;
     for (int c = 0; c < 8; ++c)
       out[b].sums[c] = static_cast<int16_t>(codes_of(x + 32 * c, inverse, out[b].q + 32 * c));
+    sum_halves(out[b]);
   }
 }
 
@@ -332,17 +322,22 @@ const DotKernels* avx2_dot_kernels() {
     return f16c && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   }();
   // Tiles (rows x tokens), decode / prompt: float 4 x 1 (eight FMA chains) /
-  // 2 x 3 (six outputs from five loads); integer 4 x 1 / 2 x 2 and k-quants
-  // 2 x 1 / 2 x 2 (two accumulators per output: what sixteen registers hold).
+  // 2 x 3 (six outputs from five loads); integer 4 x 1 / 4 x 2 (four rows
+  // per 128-bit accumulator); k-quants 2 x 1 / 2 x 2 (two accumulators per
+  // output: what sixteen registers hold).
   static const DotKernels kernels{
       "avx2",
       tiled_panel<FloatPanel, 4, 2, 3, FloatTiles<float>::template Tile>,
       tiled_panel<FloatPanel, 4, 2, 3, FloatTiles<uint16_t>::template Tile>,
       tiled_panel<FloatPanel, 4, 2, 3, FloatTiles<Bf16>::template Tile>,
-      tiled_panel<QuantPanel, 4, 2, 2, IntegerTiles<Q8_0Codes>::template Tile>,
-      tiled_panel<QuantPanel, 4, 2, 2, IntegerTiles<Q4_0Codes>::template Tile>,
+      tiled_panel<QuantPanel, 4, 4, 2, IntegerTiles<Q8_0Codes>::template Tile>,
+      tiled_panel<QuantPanel, 4, 4, 2, IntegerTiles<Q4_0Codes>::template Tile>,
+      nullptr,
+      nullptr,
       tiled_panel<QuantPanel, 2, 2, 2, Q4_KTile>,
       tiled_panel<QuantPanel, 2, 2, 2, Q6_KTile>,
+      nullptr,
+      nullptr,
       quantize_q8,
       quantize_q8k,
       nullptr,

@@ -1,12 +1,19 @@
-// AVX-512 (F, BW, DQ, VL, VNNI, VBMI) versions of dot_kernels.h, compiled per
-// function and chosen at run time, like the AVX2 ones. The summation order is
-// the same, and a 512-bit register is exactly one output's accumulators:
-// 16 float lanes for float rows; the even and odd blocks' eight lanes for
-// integer rows, so a pair of blocks is one vpdpbusd.
+// AVX-512 (F, BW, DQ, VL, VNNI, VBMI, GFNI) versions of dot_kernels.h,
+// compiled per function and chosen at run time, like the AVX2 ones. The
+// summation order is the same. Float rows: a 512-bit register is one
+// output's 16 lanes. Block-quantized rows: a register holds sixteen rows, one
+// per lane, each lane's exact int32 per block (or super-block) scaled by one
+// FMA; the weights are read interleaved in groups of 16 rows
+// (interleaved_rows.h, written when the backend copies them) or gathered
+// from GGUF's layout (q8_0 / q4_0; k-quants in GGUF's layout go row by row).
+#include <algorithm>
+#include <array>
 #include <cstring>
+#include <utility>
 
 #include "backends/cpu/dot_kernels.h"
 #include "backends/cpu/dot_order.h"
+#include "backends/cpu/interleaved_rows.h"
 #include "backends/cpu/panel_tiles.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -77,189 +84,164 @@ struct FloatTiles {
   };
 };
 
-// Two fp16 block scales as [d0 x 8, d1 x 8] (the even and odd accumulators'
-// lanes), or for q4_0's layout [d0 x 4, d1 x 4, d0 x 4, d1 x 4].
-TESSERA_AVX512 inline __m512 pair_scales(float d0, float d1, __m512i spread) {
-  return _mm512_permutexvar_ps(spread, _mm512_zextps128_ps512(_mm_setr_ps(d0, d1, 0, 0)));
-}
+// Integer rows, sixteen at a time, one row per lane: per block, eight
+// vpdpbusd of unsigned codes u (w = u - offset) against a token's codes
+// broadcast four at a time give each row's exact int32 sum, started at
+// -offset * sum(x) (the same for every row); then one convert, one scale
+// product and one FMA per block for the sixteen outputs.
 
-// Integer rows, two blocks per register, as unsigned codes u with a fixed
-// offset: w = u - offset, so sum(w * x) = vpdpbusd(u, x) - offset * sum(x),
-// and the correction (per token and block pair) is shared by every row.
-//
-// q8_0: codes of blocks b and b + 1 in order (lanes 0-7 block b, 8-15 b + 1);
-// q4_0: each block's low nibbles (elements 0-15) and high ones (16-31) in
-// 128-bit quarters [b low, b+1 low, b high, b+1 high], x permuted the same
-// way, so the int32 lanes are [b 0-3, b+1 0-3, b 4-7, b+1 4-7].
-struct Q8_0Pairs {
-  static constexpr int64_t kBytes = kQ8_0Bytes;
-  static constexpr int kOffset = 128;
-  static constexpr __mmask16 kEvenLanes = 0x00FF;
-  TESSERA_AVX512 static __m512i spread() {
-    return _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
-  }
-  // Blocks b and (when `two`) b + 1 of a row, and their scales spread: the
-  // fp16 scales are words 0 and 17 of the pair's first 64 bytes.
-  TESSERA_AVX512 static __m512i codes(const uint8_t* row, int64_t b, int64_t /*blocks*/, bool two,
-                                      __m512& scales) {
-    const uint8_t* block = row + b * kQ8_0Bytes;
-    const __m512i head =
-        two ? _mm512_loadu_si512(block) : _mm512_maskz_loadu_epi8((uint64_t{1} << 34) - 1, block);
-    const __m512i halves =
-        _mm512_permutexvar_epi16(_mm512_setr_epi32(0, 0, 0, 0, 0x00110011, 0x00110011, 0x00110011,
-                                                   0x00110011, 0, 0, 0, 0, 0, 0, 0, 0),
-                                 head);
-    scales = _mm512_cvtph_ps(_mm512_castsi512_si256(halves));
-    const __m256i second = two ? load32(block + kQ8_0Bytes + 2) : _mm256_setzero_si256();
-    const __m512i both = _mm512_inserti64x4(_mm512_zextsi256_si512(load32(block + 2)), second, 1);
-    return _mm512_xor_si512(both, _mm512_set1_epi8(static_cast<char>(0x80)));
-  }
-  TESSERA_AVX512 static __m512i activations(const Q8Block* x, int64_t b, bool two) {
-    const __m256i second = two ? load32(x[b + 1].q) : _mm256_setzero_si256();
-    return _mm512_inserti64x4(_mm512_zextsi256_si512(load32(x[b].q)), second, 1);
-  }
-  // Eight lanes per block, as the reference orders them: s[l] = even + odd.
-  TESSERA_AVX512 static float fold(__m512 acc) {
-    return sum_lanes(_mm256_add_ps(_mm512_castps512_ps256(acc), _mm512_extractf32x8_ps(acc, 1)));
-  }
+// A token's block as the integer tiles read it (arrange_q8, once per matmul).
+struct ArrangedBlock {
+  int8_t q[32];
+  int32_t start;  // -offset * the sum of q
+  float d;
 };
 
-struct Q4_0Pairs {
-  static constexpr int64_t kBytes = kQ4_0Bytes;
-  static constexpr int kOffset = 8;
-  static constexpr __mmask16 kEvenLanes = 0x0F0F;
-  TESSERA_AVX512 static __m512i spread() {
-    return _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1);
-  }
-  // Both blocks from one (masked: never past the row) load of their 36
-  // bytes; vpermb puts each block's 16 code bytes where its nibbles go, one
-  // affine bit transform (GFNI) keeps the low nibble in the lower 32 bytes
-  // and shifts the high one down in the upper 32, and the fp16 scales (words
-  // 0 and 9) are spread by one word permute before conversion.
-  TESSERA_AVX512 static __m512i codes(const uint8_t* row, int64_t b, int64_t blocks, bool two,
-                                      __m512& scales) {
-    const uint8_t* block = row + b * kQ4_0Bytes;
-    // A plain 64-byte load while the row goes on that far (masked loads are
-    // several times slower), a masked one at its end.
-    const __m512i raw = b + 4 <= blocks
-                            ? _mm512_loadu_si512(block)
-                            : _mm512_maskz_loadu_epi8(
-                                  two ? (uint64_t{1} << 36) - 1 : (uint64_t{1} << 18) - 1, block);
-    const __m512i bytes = _mm512_permutexvar_epi8(
-        _mm512_setr_epi32(0x05040302, 0x09080706, 0x0D0C0B0A, 0x11100F0E, 0x17161514, 0x1B1A1918,
-                          0x1F1E1D1C, 0x23222120, 0x05040302, 0x09080706, 0x0D0C0B0A, 0x11100F0E,
-                          0x17161514, 0x1B1A1918, 0x1F1E1D1C, 0x23222120),
-        raw);
-    const __m512i halves =
-        _mm512_permutexvar_epi16(_mm512_setr_epi32(0, 0, 0x00090009, 0x00090009, 0, 0, 0x00090009,
-                                                   0x00090009, 0, 0, 0, 0, 0, 0, 0, 0),
-                                 raw);
-    scales = _mm512_cvtph_ps(_mm512_castsi512_si256(halves));
-    // Per 64-bit lane, the bit matrix of x & 0x0F (lower half) or x >> 4.
-    const __m512i nibbles = _mm512_setr_epi64(
-        0x0102040800000000LL, 0x0102040800000000LL, 0x0102040800000000LL, 0x0102040800000000LL,
-        0x1020408000000000LL, 0x1020408000000000LL, 0x1020408000000000LL, 0x1020408000000000LL);
-    return _mm512_gf2p8affine_epi64_epi8(bytes, nibbles, 0);
-  }
-  TESSERA_AVX512 static __m512i activations(const Q8Block* x, int64_t b, bool two) {
-    const __m256i second = two ? load32(x[b + 1].q) : _mm256_setzero_si256();
-    const __m512i both = _mm512_inserti64x4(_mm512_zextsi256_si512(load32(x[b].q)), second, 1);
-    // [b 0-15, b 16-31, b+1 0-15, b+1 16-31] -> [b 0-15, b+1 0-15, b 16-31, b+1 16-31]
-    return _mm512_shuffle_i64x2(both, both, _MM_SHUFFLE(3, 1, 2, 0));
-  }
-  TESSERA_AVX512 static float fold(__m512 acc) {
-    const __m128 low = _mm_add_ps(_mm512_castps512_ps128(acc), _mm512_extractf32x4_ps(acc, 1));
-    const __m128 high = _mm_add_ps(_mm512_extractf32x4_ps(acc, 2), _mm512_extractf32x4_ps(acc, 3));
-    return sum_lanes(_mm256_insertf128_ps(_mm256_castps128_ps256(low), high, 1));
-  }
-};
-
-// A token's activations for two blocks as the integer tiles read them
-// (arrange_q8, once per matmul): the codes in the weight type's lane order,
-// the offset correction and the scales spread over the lanes. A lone last
-// block leaves the odd half zero.
-struct ArrangedPair {
-  int8_t q[64];
-  int32_t start[16];  // -offset * (the sum of each lane's four codes)
-  float d[16];
-};
-
-// One ArrangedPair per two blocks (the last may hold one).
-IntegerActivationLayout arranged_pairs(int64_t blocks) {
-  const int64_t pairs = (blocks + 1) / 2;
-  return {static_cast<std::size_t>(pairs) * sizeof(ArrangedPair), pairs};
-}
-
-template <typename Pairs>
-TESSERA_AVX512 void arrange_pairs(const Q8Block* in, int64_t blocks, ArrangedPair* out) {
-  const __m512i spread = Pairs::spread();
-  const __m512i offset = _mm512_set1_epi8(static_cast<char>(Pairs::kOffset));
-  for (int64_t b = 0; b < blocks; b += 2, ++out) {
-    const bool two = b + 1 < blocks;
-    const __m512i xv = Pairs::activations(in, b, two);
-    _mm512_storeu_si512(out->q, xv);
-    _mm512_storeu_si512(out->start,
-                        _mm512_sub_epi32(_mm512_setzero_si512(),
-                                         _mm512_dpbusd_epi32(_mm512_setzero_si512(), offset, xv)));
-    _mm512_storeu_ps(out->d, pair_scales(in[b].d, two ? in[b + 1].d : 0.0f, spread));
-  }
+IntegerActivationLayout arranged_blocks(int64_t blocks) {
+  return {static_cast<std::size_t>(blocks) * sizeof(ArrangedBlock), blocks};
 }
 
 TESSERA_AVX512 void arrange_q8(DType dtype, const Q8Block* in, int64_t blocks, void* out) {
-  auto* pairs = static_cast<ArrangedPair*>(out);
-  if (dtype == DType::kQ4_0)
-    arrange_pairs<Q4_0Pairs>(in, blocks, pairs);
-  else
-    arrange_pairs<Q8_0Pairs>(in, blocks, pairs);
+  const int32_t offset = dtype == DType::kQ4_0 ? 8 : 128;
+  auto* arranged = static_cast<ArrangedBlock*>(out);
+  for (int64_t b = 0; b < blocks; ++b) {
+    int32_t sum = 0;
+    for (const int8_t q : in[b].q) sum += q;
+    std::memcpy(arranged[b].q, in[b].q, 32);
+    arranged[b].start = -offset * sum;
+    arranged[b].d = in[b].d;
+  }
 }
 
-template <typename Pairs>
-struct IntegerTiles {
-  template <int R, int T>
-  struct Tile {
-    // Blocks b and (when `two`) b + 1 into every output's accumulator; a
-    // lone last block only into the even lanes.
-    TESSERA_AVX512 static inline void pair(const uint8_t* const* w, const ArrangedPair* const* x,
-                                           int64_t b, int64_t blocks, std::size_t ahead, bool two,
-                                           __m512 (&acc)[R][T]) {
-      const __mmask16 lanes = two ? 0xFFFF : Pairs::kEvenLanes;
-      __m512i codes[R];
-      __m512 dw[R];
-      for (int r = 0; r < R; ++r) {
-        prefetch_ahead(w[r] + b * Pairs::kBytes, ahead);
-        prefetch_ahead(w[r] + b * Pairs::kBytes + 64, ahead);
-        codes[r] = Pairs::codes(w[r], b, blocks, two, dw[r]);
-      }
-      for (int t = 0; t < T; ++t) {
-        const ArrangedPair& a = x[t][b / 2];
-        const __m512i xv = _mm512_loadu_si512(a.q);
-        const __m512i start = _mm512_loadu_si512(a.start);
-        const __m512 dx = _mm512_loadu_ps(a.d);
-        for (int r = 0; r < R; ++r) {
-          const __m512 sums = _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(start, codes[r], xv));
-          acc[r][t] = _mm512_mask3_fmadd_ps(_mm512_mul_ps(dw[r], dx), sums, acc[r][t], lanes);
-        }
-      }
+// q4_0: four 64-byte chunks of nibbles per group block, split into the low
+// (elements 4c..4c+3) and high (16 + 4c..) codes; q8_0: eight chunks of
+// codes + 128. Either way code register c holds elements 4c..4c+3 of every
+// row.
+struct Q4_0Groups {
+  static constexpr int64_t kBytes = kQ4_0Bytes;
+  static constexpr int kChunks = 4;
+  TESSERA_AVX512 static void split(const __m512i (&chunks)[kChunks], __m512i (&codes)[8]) {
+    const __m512i nibble = _mm512_set1_epi8(0x0F);
+    for (int c = 0; c < 4; ++c) {
+      codes[c] = _mm512_and_si512(chunks[c], nibble);
+      codes[c + 4] = _mm512_and_si512(_mm512_srli_epi16(chunks[c], 4), nibble);
     }
-    TESSERA_AVX512 static void run(const QuantPanel& p, int64_t r0, int64_t t0) {
-      const uint8_t* w[R];
-      const ArrangedPair* x[T];
-      for (int r = 0; r < R; ++r) w[r] = p.w + static_cast<std::size_t>(r0 + r) * p.row_bytes;
-      for (int t = 0; t < T; ++t)
-        x[t] = static_cast<const ArrangedPair*>(p.x) + (t0 + t) * p.x_stride;
-      __m512 acc[R][T];
-      for (int r = 0; r < R; ++r)
-        for (int t = 0; t < T; ++t) acc[r][t] = _mm512_setzero_ps();
-      int64_t b = 0;
-      for (; b + 2 <= p.blocks; b += 2)
-        pair(w, x, b, p.blocks, prefetch_distance(R, p.row_bytes), true, acc);
-      if (b < p.blocks) pair(w, x, b, p.blocks, prefetch_distance(R, p.row_bytes), false, acc);
-      for (int r = 0; r < R; ++r)
-        for (int t = 0; t < T; ++t)
-          p.out[(t0 + t) * p.out_stride + r0 + r] = Pairs::fold(acc[r][t]);
-    }
-  };
+  }
+  static constexpr char kFlip = 0;
 };
+struct Q8_0Groups {
+  static constexpr int64_t kBytes = kQ8_0Bytes;
+  static constexpr int kChunks = 8;
+  TESSERA_AVX512 static void split(const __m512i (&chunks)[kChunks], __m512i (&codes)[8]) {
+    for (int c = 0; c < 8; ++c) codes[c] = chunks[c];
+  }
+  static constexpr char kFlip = static_cast<char>(0x80);
+};
+
+// Where a tile's weights come from: a group interleaved at load
+// (interleaved_rows.h), or up to 16 rows in GGUF's layout, gathered into the
+// same registers (mapped weights, matrices of other row counts).
+// How far ahead a group's stream asks (8 KiB beat 4 and 16 on 1.1b-shaped
+// matrices, matmul_bench).
+constexpr std::size_t kPrefetchBytes = 8192;
+
+template <typename Format>
+struct InterleavedGroup {
+  const uint8_t* group;
+  TESSERA_AVX512 InterleavedGroup(const QuantPanel& p, int64_t r0, int /*rows*/)
+      : group(p.w + static_cast<std::size_t>(r0) * p.row_bytes) {}
+  TESSERA_AVX512 void load(int64_t b, __m512& scales, __m512i (&chunks)[Format::kChunks]) const {
+    const uint8_t* block = group + b * kGroupRows * Format::kBytes;
+    // One stream: ask for every line of it a fixed distance ahead.
+    constexpr std::size_t kBlockBytes = kGroupRows * Format::kBytes;
+    for (std::size_t line = 0; line < kBlockBytes; line += 64)
+      prefetch_ahead(block + line, kPrefetchBytes);
+    scales = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(block)));
+    for (int c = 0; c < Format::kChunks; ++c)
+      chunks[c] = _mm512_loadu_si512(block + 2 * kGroupRows + 64 * c);
+  }
+};
+template <typename Format>
+struct GatheredRows {
+  const uint8_t* first;
+  __m512i offsets;  // of each row from the first
+  __mmask16 rows;
+  TESSERA_AVX512 GatheredRows(const QuantPanel& p, int64_t r0, int count)
+      : first(p.w + static_cast<std::size_t>(r0) * p.row_bytes),
+        offsets(_mm512_mullo_epi32(
+            _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+            _mm512_set1_epi32(static_cast<int>(p.row_bytes)))),
+        rows(static_cast<__mmask16>((1u << count) - 1)) {}
+  TESSERA_AVX512 void load(int64_t b, __m512& scales, __m512i (&chunks)[Format::kChunks]) const {
+    const uint8_t* block = first + b * Format::kBytes;
+    const __m512i zero = _mm512_setzero_si512();
+    const __m512i heads = _mm512_mask_i32gather_epi32(zero, rows, offsets, block, 1);
+    scales = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(heads));
+    for (int c = 0; c < Format::kChunks; ++c)
+      chunks[c] =
+          _mm512_xor_si512(_mm512_mask_i32gather_epi32(zero, rows, offsets, block + 2 + 4 * c, 1),
+                           _mm512_set1_epi8(Format::kFlip));
+  }
+};
+
+template <typename Format, template <typename> class Source>
+struct GroupTiles {
+  // Rows r0 .. r0 + rows - 1 (rows <= 16) against tokens t0 .. t0 + T - 1.
+  template <int T>
+  TESSERA_AVX512 static void run(const QuantPanel& p, int64_t r0, int64_t t0, int rows) {
+    const Source<Format> source(p, r0, rows);
+    const ArrangedBlock* x[T];
+    for (int t = 0; t < T; ++t)
+      x[t] = static_cast<const ArrangedBlock*>(p.x) + (t0 + t) * p.x_stride;
+    __m512 acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < p.blocks; ++b) {
+      __m512 dw;
+      __m512i chunks[Format::kChunks], codes[8];
+      source.load(b, dw, chunks);
+      Format::split(chunks, codes);
+      for (int t = 0; t < T; ++t) {
+        const ArrangedBlock& a = x[t][b];
+        __m512i sums = _mm512_set1_epi32(a.start);
+        for (int c = 0; c < 8; ++c) {
+          int32_t four;
+          std::memcpy(&four, a.q + 4 * c, 4);
+          sums = _mm512_dpbusd_epi32(sums, codes[c], _mm512_set1_epi32(four));
+        }
+        acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(a.d)), _mm512_cvtepi32_ps(sums),
+                                 acc[t]);
+      }
+    }
+    const auto stored = static_cast<__mmask16>((1u << rows) - 1);
+    for (int t = 0; t < T; ++t)
+      _mm512_mask_storeu_ps(p.out + (t0 + t) * p.out_stride + r0, stored, acc[t]);
+  }
+};
+
+template <typename Tiles, int... t>
+constexpr std::array<void (*)(const QuantPanel&, int64_t, int64_t, int), sizeof...(t)>
+group_tile_table(std::integer_sequence<int, t...>) {
+  return {&Tiles::template run<t + 1>...};
+}
+
+// Groups of 16 rows in row blocks that stay in cache while every token
+// passes, T tokens per tile (prompts), or one token (decode).
+template <typename Tiles, int T>
+void group_panel(const QuantPanel& p) {
+  static constexpr auto tiles = group_tile_table<Tiles>(std::make_integer_sequence<int, T>{});
+  const auto group_bytes = static_cast<std::size_t>(kGroupRows) * p.row_bytes;
+  const int64_t block_rows =
+      kGroupRows * std::max<int64_t>(1, static_cast<int64_t>((96 * 1024) / group_bytes));
+  for (int64_t first = 0; first < p.rows; first += block_rows) {
+    const int64_t last = std::min(p.rows, first + block_rows);
+    for (int64_t t = 0; t < p.tokens; t += T) {
+      const int64_t tokens = std::min<int64_t>(T, p.tokens - t);
+      for (int64_t r = first; r < last; r += kGroupRows)
+        tiles[static_cast<std::size_t>(tokens - 1)](
+            p, r, t, static_cast<int>(std::min(kGroupRows, last - r)));
+    }
+  }
+}
 
 // k-quants: 64 codes (two blocks of 32) per register, one int32 register of
 // lane sums per super-block folded to the eight lanes of the order at its
@@ -269,12 +251,10 @@ TESSERA_AVX512 inline __m512i load64(const void* p) {
   return _mm512_loadu_si512(p);
 }
 
-// Adds the halves of sixteen int32 lanes (block 2j's and 2j+1's) and takes the
-// eight sums into the accumulator of the super-block's parity.
-TESSERA_AVX512 inline __m256 scaled_lanes(__m512i lanes, float scale, __m256 acc) {
-  const __m256i eight =
-      _mm256_add_epi32(_mm512_castsi512_si256(lanes), _mm512_extracti64x4_epi64(lanes, 1));
-  return _mm256_fmadd_ps(_mm256_set1_ps(scale), _mm256_cvtepi32_ps(eight), acc);
+// acc + scale * float(the sum of sixteen int32 lanes): the super-block's one
+// exact sum and its FMA.
+TESSERA_AVX512 inline float scaled_sum(__m512i lanes, float scale, float acc) {
+  return fma_scalar(scale, static_cast<float>(_mm512_reduce_add_epi32(lanes)), acc);
 }
 
 // q4_K's eight 6-bit scales and eight 6-bit minimums (the 12 bytes after d
@@ -293,10 +273,11 @@ TESSERA_AVX512 inline void q4_K_scales(const uint8_t* packed, __m128i& scales, _
 
 template <int R, int T>
 struct Q4_KTile {
-  // Super-block s of the tile's rows into `acc` (the even or the odd ones).
+  // Super-block s of the tile's rows into `acc`: one exact int32 per row and
+  // token, one FMA.
   TESSERA_AVX512 static inline void add_super_block(const QuantPanel& p, int64_t r0,
                                                     const Q8KBlock* const* x, int64_t s,
-                                                    __m256 (&acc)[R][T], float (&mins)[R][T]) {
+                                                    float (&acc)[R][T]) {
     const __m512i nibble = _mm512_set1_epi8(0x0F);
 #pragma GCC unroll 4  // the accumulators stay in registers
     for (int r = 0; r < R; ++r) {
@@ -325,44 +306,33 @@ struct Q4_KTile {
           lanes = _mm512_add_epi32(
               lanes, _mm512_madd_epi16(_mm512_maddubs_epi16(codes[j], load64(x[t][s].q + 64 * j)),
                                        scale[j]));
-        acc[r][t] = scaled_lanes(lanes, d * x[t][s].d, acc[r][t]);
+        acc[r][t] = scaled_sum(lanes, d * x[t][s].d, acc[r][t]);
         // sum of m * (x codes' sum) over the eight blocks: exact in int32.
         const __m128i products =
             _mm_madd_epi16(m16, _mm_loadu_si128(reinterpret_cast<const __m128i*>(x[t][s].sums)));
         const __m128i twos = _mm_add_epi32(products, _mm_unpackhi_epi64(products, products));
         const int32_t min_sum = _mm_cvtsi128_si32(_mm_add_epi32(twos, _mm_shuffle_epi32(twos, 1)));
-        mins[r][t] = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(dmin * x[t][s].d),
-                                                _mm_set_ss(static_cast<float>(min_sum)),
-                                                _mm_set_ss(mins[r][t])));
+        acc[r][t] = fma_scalar(-(dmin * x[t][s].d), static_cast<float>(min_sum), acc[r][t]);
       }
     }
   }
   TESSERA_AVX512 static void run(const QuantPanel& p, int64_t r0, int64_t t0) {
     const Q8KBlock* x[T];
     for (int t = 0; t < T; ++t) x[t] = static_cast<const Q8KBlock*>(p.x) + (t0 + t) * p.x_stride;
-    __m256 even[R][T], odd[R][T];
-    float mins[R][T] = {};
+    float acc[R][T] = {};
+    for (int64_t s = 0; s < p.blocks; ++s) add_super_block(p, r0, x, s, acc);
     for (int r = 0; r < R; ++r)
-      for (int t = 0; t < T; ++t) even[r][t] = odd[r][t] = _mm256_setzero_ps();
-    int64_t s = 0;
-    for (; s + 2 <= p.blocks; s += 2) {
-      add_super_block(p, r0, x, s, even, mins);
-      add_super_block(p, r0, x, s + 1, odd, mins);
-    }
-    if (s < p.blocks) add_super_block(p, r0, x, s, even, mins);
-    for (int r = 0; r < R; ++r)
-      for (int t = 0; t < T; ++t)
-        p.out[(t0 + t) * p.out_stride + r0 + r] =
-            sum_lanes(_mm256_add_ps(even[r][t], odd[r][t])) - mins[r][t];
+      for (int t = 0; t < T; ++t) p.out[(t0 + t) * p.out_stride + r0 + r] = acc[r][t];
   }
 };
 
 template <int R, int T>
 struct Q6_KTile {
-  // Super-block s of the tile's rows into `acc` (the even or the odd ones).
+  // Super-block s of the tile's rows into `acc`: one exact int32 per row and
+  // token, one FMA.
   TESSERA_AVX512 static inline void add_super_block(const QuantPanel& p, int64_t r0,
                                                     const Q8KBlock* const* x, int64_t s,
-                                                    __m256 (&acc)[R][T]) {
+                                                    float (&acc)[R][T]) {
     const __m512i nibble = _mm512_set1_epi8(0x0F), pair_bits = _mm512_set1_epi8(3);
     const __m512i offset = _mm512_set1_epi8(32);
 #pragma GCC unroll 4  // the accumulators stay in registers
@@ -411,25 +381,185 @@ struct Q6_KTile {
           lanes = _mm512_add_epi32(
               lanes, _mm512_madd_epi16(_mm512_maddubs_epi16(magnitude[j], signed_x), scale[j]));
         }
-        acc[r][t] = scaled_lanes(lanes, d * x[t][s].d, acc[r][t]);
+        acc[r][t] = scaled_sum(lanes, d * x[t][s].d, acc[r][t]);
       }
     }
   }
   TESSERA_AVX512 static void run(const QuantPanel& p, int64_t r0, int64_t t0) {
     const Q8KBlock* x[T];
     for (int t = 0; t < T; ++t) x[t] = static_cast<const Q8KBlock*>(p.x) + (t0 + t) * p.x_stride;
-    __m256 even[R][T], odd[R][T];
+    float acc[R][T] = {};
+    for (int64_t s = 0; s < p.blocks; ++s) add_super_block(p, r0, x, s, acc);
     for (int r = 0; r < R; ++r)
-      for (int t = 0; t < T; ++t) even[r][t] = odd[r][t] = _mm256_setzero_ps();
-    int64_t s = 0;
-    for (; s + 2 <= p.blocks; s += 2) {
-      add_super_block(p, r0, x, s, even);
-      add_super_block(p, r0, x, s + 1, odd);
+      for (int t = 0; t < T; ++t) p.out[(t0 + t) * p.out_stride + r0 + r] = acc[r][t];
+  }
+};
+
+// The int32 of two int16 words: what vpdpwssd pairs with a register's words.
+inline int32_t word_pair(int16_t low, int16_t high) {
+  return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint16_t>(low)) |
+                              (static_cast<uint32_t>(static_cast<uint16_t>(high)) << 16));
+}
+
+// q4_K, sixteen rows per register (interleaved_rows.h). Per super-block
+// and token: for each block of 32, eight vpdpbusd give the rows' exact sums,
+// times their 6-bit scales (vpmulld) into one int32 per row; the minimums'
+// sum is four vpdpwssd of int16 pairs of minimums against pairs of the
+// token's code sums; then two FMAs for the sixteen outputs.
+struct Q4_KGroups {
+  template <int T>
+  TESSERA_AVX512 static void run(const QuantPanel& p, int64_t r0, int64_t t0, int rows) {
+    const uint8_t* group = p.w + static_cast<std::size_t>(r0) * p.row_bytes;
+    const Q8KBlock* x[T];
+    for (int t = 0; t < T; ++t) x[t] = static_cast<const Q8KBlock*>(p.x) + (t0 + t) * p.x_stride;
+    const __m512i low6 = _mm512_set1_epi32(0x3F3F3F3F), low4 = _mm512_set1_epi32(0x0F0F0F0F);
+    const __m512i top2 = _mm512_set1_epi32(0x03030303), byte = _mm512_set1_epi32(0xFF);
+    const __m512i words = _mm512_set1_epi32(0x00FF00FF), nibble = _mm512_set1_epi8(0x0F);
+    __m512 acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
+    constexpr int64_t kGroupSuper = kGroupRows * kQ4_KBytes;
+    for (int64_t s = 0; s < p.blocks; ++s) {
+      const uint8_t* super = group + s * kGroupSuper;
+      for (int64_t line = 0; line < kGroupSuper; line += 64)
+        prefetch_ahead(super + line, kPrefetchBytes);
+      const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(super)));
+      const __m512 dmin =
+          _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(super + 32)));
+      // Each row's 12 scale bytes as three dwords: the q4_K_scale_min bit
+      // fields for all sixteen rows at once.
+      const __m512i u0 = load64(super + 64), u1 = load64(super + 128), u2 = load64(super + 192);
+      const __m512i scales[2] = {
+          _mm512_and_si512(u0, low6),
+          _mm512_or_si512(_mm512_and_si512(u2, low4),
+                          _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(u0, 6), top2), 4))};
+      const __m512i mins_low = _mm512_and_si512(u1, low6);
+      const __m512i mins_high =
+          _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(u2, 4), low4),
+                          _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(u1, 6), top2), 4));
+      __m512i sums[T];
+      for (int t = 0; t < T; ++t) sums[t] = _mm512_setzero_si512();
+      const uint8_t* chunks = super + 256;
+      for (int j = 0; j < 8; ++j) {
+        const __m512i scale = _mm512_and_si512(_mm512_srli_epi32(scales[j / 4], 8 * (j % 4)), byte);
+        __m512i codes[8];
+        for (int i = 0; i < 8; ++i) {
+          const __m512i packed = load64(chunks + 64 * (8 * (j / 2) + i));
+          codes[i] = _mm512_and_si512(j % 2 ? _mm512_srli_epi16(packed, 4) : packed, nibble);
+        }
+        for (int t = 0; t < T; ++t) {
+          __m512i block = _mm512_setzero_si512();
+          for (int i = 0; i < 8; ++i) {
+            int32_t four;
+            std::memcpy(&four, x[t][s].q + 32 * j + 4 * i, 4);
+            block = _mm512_dpbusd_epi32(block, codes[i], _mm512_set1_epi32(four));
+          }
+          sums[t] = _mm512_add_epi32(sums[t], _mm512_mullo_epi32(block, scale));
+        }
+      }
+      // Minimums as int16 pairs per row: (m0, m2), (m1, m3), (m4, m6), (m5, m7).
+      const __m512i pairs[4] = {_mm512_and_si512(mins_low, words),
+                                _mm512_and_si512(_mm512_srli_epi32(mins_low, 8), words),
+                                _mm512_and_si512(mins_high, words),
+                                _mm512_and_si512(_mm512_srli_epi32(mins_high, 8), words)};
+      for (int t = 0; t < T; ++t) {
+        const int16_t* code_sums = x[t][s].sums;
+        __m512i min_sums = _mm512_setzero_si512();
+        for (int k = 0; k < 4; ++k) {
+          const int first = 4 * (k / 2) + k % 2;  // sums first and first + 2
+          min_sums = _mm512_dpwssd_epi32(
+              min_sums, pairs[k],
+              _mm512_set1_epi32(word_pair(code_sums[first], code_sums[first + 2])));
+        }
+        const __m512 dx = _mm512_set1_ps(x[t][s].d);
+        acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(d, dx), _mm512_cvtepi32_ps(sums[t]), acc[t]);
+        acc[t] = _mm512_fnmadd_ps(_mm512_mul_ps(dmin, dx), _mm512_cvtepi32_ps(min_sums), acc[t]);
+      }
     }
-    if (s < p.blocks) add_super_block(p, r0, x, s, even);
-    for (int r = 0; r < R; ++r)
-      for (int t = 0; t < T; ++t)
-        p.out[(t0 + t) * p.out_stride + r0 + r] = sum_lanes(_mm256_add_ps(even[r][t], odd[r][t]));
+    const auto stored = static_cast<__mmask16>((1u << rows) - 1);
+    for (int t = 0; t < T; ++t)
+      _mm512_mask_storeu_ps(p.out + (t0 + t) * p.out_stride + r0, stored, acc[t]);
+  }
+};
+
+// q6_K, sixteen rows per register (interleaved_rows.h). Per super-block and
+// token: for each block of 16, four vpdpbusd of the unsigned 6-bit codes
+// give the rows' exact sums, times their int8 scales into one int32 per row;
+// the codes' offset, 32 * (sum over blocks of scale * x codes' sum), is eight
+// vpdpwssd of scale pairs against pairs of the token's sums of 16; one FMA.
+struct Q6_KGroups {
+  template <int T>
+  TESSERA_AVX512 static void run(const QuantPanel& p, int64_t r0, int64_t t0, int rows) {
+    const uint8_t* group = p.w + static_cast<std::size_t>(r0) * p.row_bytes;
+    const Q8KBlock* x[T];
+    for (int t = 0; t < T; ++t) x[t] = static_cast<const Q8KBlock*>(p.x) + (t0 + t) * p.x_stride;
+    const __m512i nibble = _mm512_set1_epi8(0x0F), top = _mm512_set1_epi8(0x30);
+    __m512 acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
+    constexpr int64_t kGroupSuper = kGroupRows * kQ6_KBytes;
+    for (int64_t s = 0; s < p.blocks; ++s) {
+      const uint8_t* super = group + s * kGroupSuper;
+      for (int64_t line = 0; line < kGroupSuper; line += 64)
+        prefetch_ahead(super + line, kPrefetchBytes);
+      const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(super)));
+      const uint8_t* scale_units = super + 32;  // four 4-byte units: scales 4k..4k+3
+      const uint8_t* low_bits = super + 288;    // ql, 32 chunks
+      const uint8_t* high_bits = super + 2336;  // qh, 16 chunks
+      __m512i sums[T];
+      for (int t = 0; t < T; ++t) sums[t] = _mm512_setzero_si512();
+#pragma GCC unroll 16  // shifts and choices by block become constants
+      for (int block = 0; block < 16; ++block) {
+        // Elements 16 * block ..: half h, quarter m of it, first or second 16.
+        const int h = block / 8, m = (block % 8) / 2, second = block % 2;
+        const __m512i scale = _mm512_srai_epi32(
+            _mm512_slli_epi32(load64(scale_units + 64 * (block / 4)), 24 - 8 * (block % 4)), 24);
+        __m512i codes[4];
+        for (int i = 0; i < 4; ++i) {
+          const int g = 4 * second + i;
+          const __m512i low = load64(low_bits + 64 * (16 * h + 8 * (m % 2) + g));
+          const __m512i high = load64(high_bits + 64 * (8 * h + g));
+          // qh bits 2m, 2m + 1 to bits 4, 5.
+          const __m512i placed = m == 0   ? _mm512_slli_epi16(high, 4)
+                                 : m == 1 ? _mm512_slli_epi16(high, 2)
+                                 : m == 2 ? high
+                                          : _mm512_srli_epi16(high, 2);
+          codes[i] = _mm512_ternarylogic_epi32(
+              _mm512_and_si512(m >= 2 ? _mm512_srli_epi16(low, 4) : low, nibble), placed, top,
+              0xF8);  // a | (b & c)
+        }
+        for (int t = 0; t < T; ++t) {
+          __m512i partial = _mm512_setzero_si512();
+          for (int i = 0; i < 4; ++i) {
+            int32_t four;
+            std::memcpy(&four, x[t][s].q + 16 * block + 4 * i, 4);
+            partial = _mm512_dpbusd_epi32(partial, codes[i], _mm512_set1_epi32(four));
+          }
+          sums[t] = _mm512_add_epi32(sums[t], _mm512_mullo_epi32(partial, scale));
+        }
+      }
+      // Scale pairs per row as int16 words: (sc 4k, sc 4k+2) and (4k+1, 4k+3).
+      __m512i even[4], odd[4];
+      for (int k = 0; k < 4; ++k) {
+        const __m512i unit = load64(scale_units + 64 * k);
+        even[k] = _mm512_srai_epi16(_mm512_slli_epi16(unit, 8), 8);
+        odd[k] = _mm512_srai_epi16(unit, 8);
+      }
+      for (int t = 0; t < T; ++t) {
+        const int16_t* halves = x[t][s].half_sums;
+        __m512i offset = _mm512_setzero_si512();
+        for (int k = 0; k < 4; ++k) {
+          offset = _mm512_dpwssd_epi32(
+              offset, even[k], _mm512_set1_epi32(word_pair(halves[4 * k], halves[4 * k + 2])));
+          offset = _mm512_dpwssd_epi32(
+              offset, odd[k], _mm512_set1_epi32(word_pair(halves[4 * k + 1], halves[4 * k + 3])));
+        }
+        const __m512i exact = _mm512_sub_epi32(sums[t], _mm512_slli_epi32(offset, 5));
+        acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(x[t][s].d)),
+                                 _mm512_cvtepi32_ps(exact), acc[t]);
+      }
+    }
+    const auto stored = static_cast<__mmask16>((1u << rows) - 1);
+    for (int t = 0; t < T; ++t)
+      _mm512_mask_storeu_ps(p.out + (t0 + t) * p.out_stride + r0, stored, acc[t]);
   }
 };
 
@@ -452,22 +582,26 @@ const DotKernels* avx512_dot_kernels() {
     if (avx2 == nullptr || !cpu_has_avx512_vnni_vbmi()) return nullptr;
     static DotKernels set = *avx2;  // activation quantizing: AVX2
     set.name = "avx512";
-    // Tiles (rows x tokens), decode / prompt. Decode streams weights once:
-    // one row at a time, asking four rows ahead, ran 1.1b generation 6-28%
-    // faster than several rows side by side (float, q8_0, k-quants; the
-    // others stayed within noise), except q4_0, whose 4-row tile keeps the
-    // core busy while its unpacking waits. Prompts: float 4 x 4 (sixteen
-    // outputs from eight loads); integer 4 x 3; k-quants 2 x 3 (each row's
-    // scales decoded once for the tokens).
+    // Tiles (rows x tokens), decode / prompt. Float rows: decode streams
+    // weights once, one row at a time asking four rows ahead (1.1b
+    // generation 6% faster than several rows side by side); prompts 4 x 4
+    // (sixteen outputs from eight loads). Block-quantized types: groups of
+    // 16 rows x 8 tokens (16 x 1 in decode: the group is one stream, asked
+    // for 8 KiB ahead); k-quants kept in GGUF's layout (mapped weights, row
+    // counts not a multiple of 16) 1 x 1 / 2 x 3.
     set.f32 = tiled_panel<FloatPanel, 1, 4, 4, FloatTiles<float>::template Tile>;
     set.f16 = tiled_panel<FloatPanel, 1, 4, 4, FloatTiles<uint16_t>::template Tile>;
     set.bf16 = tiled_panel<FloatPanel, 1, 4, 4, FloatTiles<Bf16>::template Tile>;
-    set.q8_0 = tiled_panel<QuantPanel, 1, 4, 3, IntegerTiles<Q8_0Pairs>::template Tile>;
-    set.q4_0 = tiled_panel<QuantPanel, 4, 4, 3, IntegerTiles<Q4_0Pairs>::template Tile>;
+    set.q8_0 = group_panel<GroupTiles<Q8_0Groups, GatheredRows>, 8>;
+    set.q4_0 = group_panel<GroupTiles<Q4_0Groups, GatheredRows>, 8>;
+    set.q8_0_groups = group_panel<GroupTiles<Q8_0Groups, InterleavedGroup>, 8>;
+    set.q4_0_groups = group_panel<GroupTiles<Q4_0Groups, InterleavedGroup>, 8>;
+    set.q4_K_groups = group_panel<Q4_KGroups, 8>;
+    set.q6_K_groups = group_panel<Q6_KGroups, 8>;
     set.q4_K = tiled_panel<QuantPanel, 1, 2, 3, Q4_KTile>;
     set.q6_K = tiled_panel<QuantPanel, 1, 2, 3, Q6_KTile>;
     set.arrange_q8 = arrange_q8;
-    set.arranged_q8_layout = arranged_pairs;
+    set.arranged_q8_layout = arranged_blocks;
     return &set;
   }();
   return kernels;

@@ -40,24 +40,25 @@ float dot_bf16(const uint16_t* w, const float* x, int64_t k) {
   return dot_float_rows([w](int64_t i) { return bf16_to_float(w[i]); }, x, k);
 }
 
+// The sum of n products of codes with x's (exact).
+int32_t code_dot(const int8_t* q, const int8_t* x, int n) {
+  int32_t sum = 0;
+  for (int i = 0; i < n; ++i) sum += int32_t{q[i]} * int32_t{x[i]};
+  return sum;
+}
+
 // Blocks of 32 int8 weights (unpacked by `unpack`, which also gives the
-// block's scale) against Q8 activations.
+// block's scale) against Q8 activations: one exact int32 per block, one fma
+// per block, in block order.
 template <typename Unpack>
 float dot_int_blocks(Unpack unpack, const Q8Block* x, int64_t blocks) {
-  float acc[16] = {};
+  float acc = 0;
   int8_t q[32];
   for (int64_t b = 0; b < blocks; ++b) {
     const float scale = unpack(b, q) * x[b].d;
-    float* lanes = acc + (b & 1) * 8;
-    for (int l = 0; l < 8; ++l) {
-      int32_t sum = 0;
-      for (int j = 0; j < 4; ++j) sum += int32_t{q[4 * l + j]} * int32_t{x[b].q[4 * l + j]};
-      lanes[l] = std::fma(scale, static_cast<float>(sum), lanes[l]);
-    }
+    acc = std::fma(scale, static_cast<float>(code_dot(q, x[b].q, 32)), acc);
   }
-  float s[8];
-  for (int l = 0; l < 8; ++l) s[l] = acc[l] + acc[l + 8];
-  return sum_eight_lanes(s);
+  return acc;
 }
 
 // The fp16 at p (block scales).
@@ -90,46 +91,33 @@ float dot_q4_0(const uint8_t* w, const Q8Block* x, int64_t blocks) {
       x, blocks);
 }
 
-// Lane l's sum of four consecutive products of 32 codes with x's.
-int32_t lane_sum(const int8_t* q, const int8_t* x, int l) {
-  int32_t sum = 0;
-  for (int j = 0; j < 4; ++j) sum += int32_t{q[4 * l + j]} * int32_t{x[4 * l + j]};
-  return sum;
-}
-
 float dot_q4_K(const uint8_t* w, const Q8KBlock* x, int64_t supers) {
-  float acc[16] = {};
-  float mins = 0;
+  float acc = 0;
   int8_t q[32];
   for (int64_t s = 0; s < supers; ++s) {
     const uint8_t* super = w + s * kQ4_KBytes;
-    int32_t lanes[8] = {};
-    int32_t min_sum = 0;
+    int32_t sum = 0, min_sum = 0;
     for (int c = 0; c < 8; ++c) {
       int sc, m;
       q4_K_scale_min(c, super + 4, sc, m);
       const uint8_t* codes = super + 16 + 32 * (c / 2);
       for (int i = 0; i < 32; ++i) q[i] = static_cast<int8_t>((codes[i] >> (4 * (c % 2))) & 0xF);
-      for (int l = 0; l < 8; ++l) lanes[l] += sc * lane_sum(q, x[s].q + 32 * c, l);
+      sum += sc * code_dot(q, x[s].q + 32 * c, 32);
       min_sum += m * x[s].sums[c];
     }
-    const float scale = half_at(super) * x[s].d;
-    float* a = acc + (s & 1) * 8;
-    for (int l = 0; l < 8; ++l) a[l] = std::fma(scale, static_cast<float>(lanes[l]), a[l]);
-    mins = std::fma(half_at(super + 2) * x[s].d, static_cast<float>(min_sum), mins);
+    acc = std::fma(half_at(super) * x[s].d, static_cast<float>(sum), acc);
+    acc = std::fma(-(half_at(super + 2) * x[s].d), static_cast<float>(min_sum), acc);
   }
-  float sums[8];
-  for (int l = 0; l < 8; ++l) sums[l] = acc[l] + acc[l + 8];
-  return sum_eight_lanes(sums) - mins;
+  return acc;
 }
 
 float dot_q6_K(const uint8_t* w, const Q8KBlock* x, int64_t supers) {
-  float acc[16] = {};
+  float acc = 0;
   int8_t q[32];
   for (int64_t s = 0; s < supers; ++s) {
     const uint8_t* super = w + s * kQ6_KBytes;
     const auto* sub_scales = reinterpret_cast<const int8_t*>(super + 192);
-    int32_t lanes[8] = {};
+    int32_t sum = 0;
     for (int c = 0; c < 8; ++c) {
       const int half = c / 4, part = c % 4;
       const uint8_t* low = super + 64 * half + 32 * (part & 1);
@@ -137,17 +125,13 @@ float dot_q6_K(const uint8_t* w, const Q8KBlock* x, int64_t supers) {
       for (int i = 0; i < 32; ++i)
         q[i] = static_cast<int8_t>(
             (((low[i] >> (4 * (part >> 1))) & 0xF) | (((high[i] >> (2 * part)) & 3) << 4)) - 32);
-      // Elements 0-15 of the block (lanes 0-3) have one sub-scale, 16-31 the next.
-      for (int l = 0; l < 8; ++l)
-        lanes[l] += int32_t{sub_scales[2 * c + l / 4]} * lane_sum(q, x[s].q + 32 * c, l);
+      // Elements 0-15 of the block have one sub-scale, 16-31 the next.
+      for (int h = 0; h < 2; ++h)
+        sum += int32_t{sub_scales[2 * c + h]} * code_dot(q + 16 * h, x[s].q + 32 * c + 16 * h, 16);
     }
-    const float scale = half_at(super + 208) * x[s].d;
-    float* a = acc + (s & 1) * 8;
-    for (int l = 0; l < 8; ++l) a[l] = std::fma(scale, static_cast<float>(lanes[l]), a[l]);
+    acc = std::fma(half_at(super + 208) * x[s].d, static_cast<float>(sum), acc);
   }
-  float sums[8];
-  for (int l = 0; l < 8; ++l) sums[l] = acc[l] + acc[l + 8];
-  return sum_eight_lanes(sums);
+  return acc;
 }
 
 // 32 values to codes against `inverse` (1 / d), rounded to nearest even and
@@ -176,6 +160,7 @@ void quantize_q8k(const float* x, int64_t k, Q8KBlock* out) {
     out[b].d = d;
     for (int c = 0; c < 8; ++c)
       out[b].sums[c] = static_cast<int16_t>(codes_of(x + 32 * c, inverse, out[b].q + 32 * c));
+    sum_halves(out[b]);
   }
 }
 
@@ -210,6 +195,14 @@ void quant_panel(const QuantPanel& p) {
 
 }  // namespace
 
+void sum_halves(Q8KBlock& block) {
+  for (int h = 0; h < 16; ++h) {
+    int sum = 0;
+    for (int i = 0; i < 16; ++i) sum += block.q[16 * h + i];
+    block.half_sums[h] = static_cast<int16_t>(sum);
+  }
+}
+
 const DotKernels& scalar_dot_kernels() {
   static const DotKernels kernels{"scalar",
                                   float_panel<float, dot_f32>,
@@ -217,8 +210,12 @@ const DotKernels& scalar_dot_kernels() {
                                   float_panel<uint16_t, dot_bf16>,
                                   quant_panel<Q8Block, dot_q8_0>,
                                   quant_panel<Q8Block, dot_q4_0>,
+                                  nullptr,
+                                  nullptr,
                                   quant_panel<Q8KBlock, dot_q4_K>,
                                   quant_panel<Q8KBlock, dot_q6_K>,
+                                  nullptr,
+                                  nullptr,
                                   quantize_q8,
                                   quantize_q8k,
                                   nullptr,
@@ -233,16 +230,21 @@ FloatPanelKernel float_panel_for(const DotKernels& set, DType dtype) {
   return nullptr;
 }
 
-QuantPanelKernel integer_panel_for(const DotKernels& set, DType dtype) {
-  if (dtype == DType::kQ8_0) return set.q8_0;
-  if (dtype == DType::kQ4_0) return set.q4_0;
+QuantPanelKernel integer_panel_for(const DotKernels& set, DType dtype, bool interleaved) {
+  if (dtype == DType::kQ8_0) return interleaved ? set.q8_0_groups : set.q8_0;
+  if (dtype == DType::kQ4_0) return interleaved ? set.q4_0_groups : set.q4_0;
   return nullptr;
 }
 
-QuantPanelKernel kquant_panel_for(const DotKernels& set, DType dtype) {
-  if (dtype == DType::kQ4_K) return set.q4_K;
-  if (dtype == DType::kQ6_K) return set.q6_K;
+QuantPanelKernel kquant_panel_for(const DotKernels& set, DType dtype, bool interleaved) {
+  if (dtype == DType::kQ4_K) return interleaved ? set.q4_K_groups : set.q4_K;
+  if (dtype == DType::kQ6_K) return interleaved ? set.q6_K_groups : set.q6_K;
   return nullptr;
+}
+
+bool reads_interleaved(const DotKernels& set, DType dtype) {
+  return integer_panel_for(set, dtype, true) != nullptr ||
+         kquant_panel_for(set, dtype, true) != nullptr;
 }
 
 IntegerActivationLayout integer_activation_layout(const DotKernels& set, int64_t blocks) {

@@ -9,6 +9,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "backends/cpu/interleaved_rows.h"
+
 namespace tessera::cpu {
 namespace {
 
@@ -47,7 +49,8 @@ std::size_t WeightArena::bytes_needed(std::span<Tensor* const> weights) {
   return layout_of(weights).total;
 }
 
-Status WeightArena::copy(std::span<Tensor* const> weights, ThreadPool& pool) {
+Status WeightArena::copy(std::span<Tensor* const> weights, ThreadPool& pool,
+                         const std::function<bool(DType)>& interleave) {
   if (base_ != nullptr) return failed_precondition("cpu weights: already copied");
   const Layout layout = layout_of(weights);
   const std::size_t total = layout.total;
@@ -61,22 +64,49 @@ Status WeightArena::copy(std::span<Tensor* const> weights, ThreadPool& pool) {
   // streams every weight once per token. Advice only: failure changes nothing.
   ::madvise(base, total, MADV_HUGEPAGE);
   auto* arena = static_cast<uint8_t*>(base);
-  // The copy in pieces of 4 MiB, spread over the threads.
+  // Which tensors go in groups of interleaved rows (by data pointer).
+  std::unordered_map<const void*, const Tensor*> to_interleave;
+  if (interleave)
+    for (const Tensor* t : weights)
+      if (t->data != nullptr && t->rank == 2 && t->is_contiguous() &&
+          interleavable(t->dtype, t->dim(0)) && interleave(t->dtype))
+        to_interleave.emplace(t->data, t);
+  // The copy in pieces of about 4 MiB (whole groups when interleaving),
+  // spread over the threads.
   struct Piece {
     uint8_t* to;
     const uint8_t* from;
     std::size_t bytes;
+    const Tensor* interleaved;  // or null: a plain copy
   };
   constexpr std::size_t kPiece = std::size_t{4} << 20;
   std::vector<Piece> pieces;
-  for (const auto& [data, place] : layout.places)
-    for (std::size_t done = 0; done < place.bytes; done += kPiece)
+  for (const auto& [data, place] : layout.places) {
+    const auto found = to_interleave.find(data);
+    const Tensor* grouped = found == to_interleave.end() ? nullptr : found->second;
+    // An interleaved tensor's pieces are whole groups of rows.
+    const std::size_t group_bytes =
+        grouped == nullptr ? 1
+                           : place.bytes / static_cast<std::size_t>(grouped->dim(0) / kGroupRows);
+    const std::size_t step = std::max<std::size_t>(1, kPiece / group_bytes) * group_bytes;
+    for (std::size_t done = 0; done < place.bytes; done += step)
       pieces.push_back({arena + place.offset + done, static_cast<const uint8_t*>(data) + done,
-                        std::min(kPiece, place.bytes - done)});
+                        std::min(step, place.bytes - done), grouped});
+    if (grouped != nullptr) interleaved_.insert(arena + place.offset);
+  }
   pool.parallel_for(0, static_cast<int64_t>(pieces.size()), [&](int64_t begin, int64_t end, int) {
     for (int64_t i = begin; i < end; ++i) {
       const Piece& piece = pieces[static_cast<std::size_t>(i)];
-      std::memcpy(piece.to, piece.from, piece.bytes);
+      if (piece.interleaved == nullptr) {
+        std::memcpy(piece.to, piece.from, piece.bytes);
+        continue;
+      }
+      const Tensor& t = *piece.interleaved;
+      const std::size_t row_bytes = dtype_row_bytes(t.dtype, t.dim(1));
+      const std::size_t group_bytes = row_bytes * kGroupRows;
+      for (std::size_t g = 0; g < piece.bytes; g += group_bytes)
+        interleave_group(t.dtype, piece.from + g, row_bytes,
+                         t.dim(1) / dtype_layout(t.dtype).block_elements, piece.to + g);
     }
   });
   for (Tensor* t : weights)

@@ -11,7 +11,9 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <span>
+#include <unordered_set>
 
 #include "backends/cpu/thread_pool.h"
 #include "core/status/status.h"
@@ -33,15 +35,22 @@ class WeightArena {
   // Copies every tensor (contiguous, as loaded) into a new mapping, in
   // pieces spread over the pool's threads (first touch of fresh pages is most
   // of the cost), and repoints it; tensors sharing data keep sharing.
+  // Matrices of whole groups of rows of a type `interleave` accepts (if set)
+  // are written interleaved (interleaved_rows.h) on the way, at no extra
+  // memory.
   // ResourceExhausted when the memory cannot be had (the tensors are left as
   // they were).
-  Status copy(std::span<Tensor* const> weights, ThreadPool& pool);
+  Status copy(std::span<Tensor* const> weights, ThreadPool& pool,
+              const std::function<bool(DType)>& interleave = {});
 
   std::size_t size() const { return size_; }
+  // Whether the tensor at `data` (in the arena) was written interleaved.
+  bool interleaved(const void* data) const { return interleaved_.contains(data); }
 
  private:
   void* base_ = nullptr;
   std::size_t size_ = 0;
+  std::unordered_set<const void*> interleaved_;
 };
 
 }  // namespace tessera::cpu

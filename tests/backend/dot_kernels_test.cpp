@@ -12,6 +12,7 @@
 
 #include "backends/cpu/dot_kernels.h"
 #include "backends/cpu/dot_order.h"
+#include "backends/cpu/interleaved_rows.h"
 #include "core/tensor/block_quant.h"
 
 namespace tessera::cpu {
@@ -44,7 +45,7 @@ constexpr int64_t kLengths[] = {1, 7, 15, 16, 17, 31, 32, 33, 64, 100, 172, 256,
 struct Shape {
   int64_t rows, tokens;
 };
-constexpr Shape kShapes[] = {{1, 1}, {3, 1}, {13, 1}, {2, 2}, {5, 4}, {9, 7}};
+constexpr Shape kShapes[] = {{1, 1}, {3, 1}, {13, 1}, {2, 2}, {5, 4}, {9, 7}, {17, 9}};
 
 // Weight rows in one of the float types, `row_elements` apart (more than k:
 // the row stride is the panel's, not k).
@@ -141,11 +142,13 @@ QuantizedX quantize_both(const DotKernels& set, const std::vector<float>& x, int
   return out;
 }
 
-// A panel of `dtype` rows against the tokens through `set`'s kernel for it.
+// A panel of `dtype` rows against the tokens through `set`'s kernel for it
+// (for rows interleaved in groups of 16, when `interleaved`).
 std::vector<float> integer_panel(const DotKernels& set, DType dtype, const BlockRows& w,
-                                 const QuantizedX& x, Shape shape, int64_t blocks) {
+                                 const QuantizedX& x, Shape shape, int64_t blocks,
+                                 bool interleaved = false) {
   std::vector<float> out(static_cast<std::size_t>(shape.tokens * (shape.rows + 1)), -1.0f);
-  if (QuantPanelKernel kernel = integer_panel_for(set, dtype)) {
+  if (QuantPanelKernel kernel = integer_panel_for(set, dtype, interleaved)) {
     // The set's arrangement of the same Q8Blocks (when it has one).
     const IntegerActivationLayout layout = integer_activation_layout(set, blocks);
     std::vector<uint8_t> arranged(layout.token_bytes * static_cast<std::size_t>(shape.tokens));
@@ -159,7 +162,8 @@ std::vector<float> integer_panel(const DotKernels& set, DType dtype, const Block
     kernel({w.bytes.data(), w.row_bytes, shape.rows, xq, layout.stride, shape.tokens, blocks,
             out.data(), shape.rows + 1});
   } else {
-    kquant_panel_for(set, dtype)({w.bytes.data(), w.row_bytes, shape.rows, x.q8k.data(), blocks / 8,
+    kquant_panel_for(
+        set, dtype, interleaved)({w.bytes.data(), w.row_bytes, shape.rows, x.q8k.data(), blocks / 8,
                                   shape.tokens, blocks / 8, out.data(), shape.rows + 1});
   }
   return out;
@@ -185,6 +189,9 @@ TEST(DotKernels, IntegerPanelsMatchTheReferenceBitwise) {
           ASSERT_TRUE(same_bits(xr.q8k[b].d, xf.q8k[b].d)) << fast->name << " super " << b;
           ASSERT_EQ(std::memcmp(xr.q8k[b].q, xf.q8k[b].q, 256), 0) << fast->name << " super " << b;
           ASSERT_EQ(std::memcmp(xr.q8k[b].sums, xf.q8k[b].sums, sizeof xr.q8k[b].sums), 0)
+              << fast->name << " super " << b;
+          ASSERT_EQ(
+              std::memcmp(xr.q8k[b].half_sums, xf.q8k[b].half_sums, sizeof xr.q8k[b].half_sums), 0)
               << fast->name << " super " << b;
         }
       }
@@ -216,6 +223,62 @@ TEST(DotKernels, IntegerRowsComputeTheDotOfTheDecodedRows) {
     const float got = integer_panel(ref, dtype, w, quantize_both(ref, x, 1), {1, 1}, blocks)[0];
     EXPECT_NEAR(got, exact, 0.01 * magnitude) << dtype_name(dtype);
   }
+}
+
+// GGUF rows rewritten in groups of 16 (what the CPU backend does at load for
+// the sets that read them).
+BlockRows interleaved(DType dtype, const BlockRows& w, int64_t rows, int64_t blocks) {
+  BlockRows out = w;
+  for (int64_t g = 0; g < rows; g += kGroupRows)
+    interleave_group(dtype, w.bytes.data() + static_cast<std::size_t>(g) * w.row_bytes, w.row_bytes,
+                     blocks / (dtype_layout(dtype).block_elements / 32),
+                     out.bytes.data() + static_cast<std::size_t>(g) * w.row_bytes);
+  return out;
+}
+
+TEST(DotKernels, InterleavedGroupsMatchTheReferenceBitwise) {
+  const DotKernels& ref = scalar_dot_kernels();
+  int sets_with_groups = 0;
+  for (const DotKernels* fast : fast_kernels()) {
+    if (!reads_interleaved(*fast, DType::kQ4_0)) continue;
+    ++sets_with_groups;
+    for (const int64_t blocks : {1, 3, 8, 64, 136})
+      for (const Shape shape : {Shape{16, 1}, Shape{32, 3}, Shape{48, 9}, Shape{16, 17}}) {
+        const int64_t k = 32 * blocks;
+        std::vector<float> x = gaussian(static_cast<std::size_t>(k * shape.tokens), 9);
+        if (blocks > 2) std::fill_n(x.begin() + 32, 32, 0.0f);
+        const QuantizedX xq = quantize_both(ref, x, shape.tokens);
+        for (const DType dtype : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ6_K}) {
+          if (!reads_interleaved(*fast, dtype) ||
+              blocks % (dtype_layout(dtype).block_elements / 32) != 0)
+            continue;
+          const BlockRows w = block_rows(dtype, shape.rows, blocks, 10);
+          const BlockRows groups = interleaved(dtype, w, shape.rows, blocks);
+          EXPECT_TRUE(same_bits(integer_panel(*fast, dtype, groups, xq, shape, blocks, true),
+                                integer_panel(ref, dtype, w, xq, shape, blocks)))
+              << fast->name << " " << dtype_name(dtype) << " blocks " << blocks << " rows "
+              << shape.rows << " tokens " << shape.tokens;
+        }
+      }
+  }
+  if (sets_with_groups == 0) GTEST_SKIP() << "no kernel set here reads interleaved rows";
+}
+
+TEST(DotKernels, InterleavedRowsDecodeToTheOriginalValues) {
+  for (const DType dtype : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ6_K}) {
+    const int64_t rows = 32, blocks = 16, k = 32 * blocks;
+    EXPECT_TRUE(interleavable(dtype, rows));
+    EXPECT_FALSE(interleavable(dtype, rows + 1));
+    const BlockRows w = block_rows(dtype, rows, blocks, 11);
+    const BlockRows groups = interleaved(dtype, w, rows, blocks);
+    std::vector<float> row(static_cast<std::size_t>(k));
+    for (int64_t r = 0; r < rows; ++r) {
+      dequantize_interleaved_row(dtype, groups.bytes.data(), w.row_bytes, r, k, row.data());
+      EXPECT_EQ(std::memcmp(row.data(), w.decoded.data() + r * k, row.size() * sizeof(float)), 0)
+          << dtype_name(dtype) << " row " << r;
+    }
+  }
+  EXPECT_FALSE(interleavable(DType::kF16, 32));
 }
 
 // The kernels' block sizes are the formats'.

@@ -1,0 +1,44 @@
+// q8_0 / q4_0 / q4_K / q6_K weights interleaved in groups of 16 rows: the layout the
+// AVX-512 integer kernels read, one register lane per row, so a block of 16
+// rows reduces to one exact int32 per row and lane and one multiply-add per
+// block (dot_kernels.h, "integer rows"), with no horizontal sums.
+//
+// A group of 16 rows holds, block by block (b = 0, 1, ...), the 16 rows'
+// block b field by field, each field's units side by side: unit k of row r
+// at k * 16 * unit + r * unit. q8_0: the fp16 scales (2-byte units: 32
+// bytes), then the codes in 4-byte units (eight 64-byte chunks, chunk c
+// holding elements 4c..4c+3 of every row), stored as code + 128 (unsigned,
+// as vpdpbusd reads them). q4_0: scales, then its 16 nibble bytes in four
+// chunks (low nibbles elements 4c..4c+3, high ones 16 + 4c..). q4_K: d, dmin
+// (2-byte units), the 12 bytes of 6-bit scales and minimums (three 4-byte
+// units), then the 128 nibble bytes in 32 chunks. q6_K: d, the 16 int8
+// scales (four 4-byte units), the 128 low-nibble bytes (32 chunks), the 64
+// bytes of high bits (16 chunks). A group takes the bytes
+// its 16 rows took in GGUF's layout, so a matrix keeps its size and row r
+// belongs to the group starting at row r - r % 16.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/tensor/dtype.h"
+
+namespace tessera::cpu {
+
+inline constexpr int64_t kGroupRows = 16;
+
+// Whether a [rows, k] matrix of `dtype` can be held interleaved: q8_0, q4_0,
+// q4_K or q6_K, whole groups of rows.
+bool interleavable(DType dtype, int64_t rows);
+
+// One group (16 rows of `blocks` blocks, GGUF's layout, rows row_bytes apart)
+// into `out` (16 * row_bytes bytes, not overlapping it).
+void interleave_group(DType dtype, const uint8_t* rows, std::size_t row_bytes, int64_t blocks,
+                      uint8_t* out);
+
+// Row `row` of an interleaved matrix (data at the first group) as floats:
+// dequantize_row of the row before interleaving, value for value.
+void dequantize_interleaved_row(DType dtype, const uint8_t* data, std::size_t row_bytes,
+                                int64_t row, int64_t k, float* out);
+
+}  // namespace tessera::cpu
