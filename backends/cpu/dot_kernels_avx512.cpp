@@ -147,6 +147,41 @@ struct Q8_0Groups {
 // matrices, matmul_bench).
 constexpr std::size_t kPrefetchBytes = 8192;
 
+// sum + code register i times x[4i .. 4i + 3] (broadcast to every lane), for
+// i < N: the rows' exact sums of 4N products.
+template <int N>
+TESSERA_AVX512 inline __m512i dot_codes(__m512i sum, const __m512i (&codes)[N], const int8_t* x) {
+  for (int i = 0; i < N; ++i) {
+    int32_t four;
+    std::memcpy(&four, x + 4 * i, 4);
+    sum = _mm512_dpbusd_epi32(sum, codes[i], _mm512_set1_epi32(four));
+  }
+  return sum;
+}
+
+// Sixteen fp16 values (one per row of a group) as floats.
+TESSERA_AVX512 inline __m512 load_halves(const uint8_t* p) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+
+// Decode: a group is one stream, every line of it asked for a fixed distance
+// ahead. (A prompt's row block is cached after its first tokens: asking
+// there costs time.)
+template <bool kStream>
+inline void stream_ahead(const uint8_t* p, std::size_t bytes) {
+  if (kStream)
+    for (std::size_t line = 0; line < bytes; line += 64) prefetch_ahead(p + line, kPrefetchBytes);
+}
+
+// A group tile's sixteen outputs per token (the first `rows` of them).
+template <int T>
+TESSERA_AVX512 inline void store_rows(const QuantPanel& p, int64_t r0, int64_t t0, int rows,
+                                      const __m512 (&acc)[T]) {
+  const auto stored = static_cast<__mmask16>((1u << rows) - 1);
+  for (int t = 0; t < T; ++t)
+    _mm512_mask_storeu_ps(p.out + (t0 + t) * p.out_stride + r0, stored, acc[t]);
+}
+
 template <typename Format>
 struct InterleavedGroup {
   const uint8_t* group;
@@ -155,12 +190,8 @@ struct InterleavedGroup {
   template <bool kStream>
   TESSERA_AVX512 void load(int64_t b, __m512& scales, __m512i (&chunks)[Format::kChunks]) const {
     const uint8_t* block = group + b * kGroupRows * Format::kBytes;
-    // Decode: one stream, every line of it asked for a fixed distance ahead.
-    constexpr std::size_t kBlockBytes = kGroupRows * Format::kBytes;
-    if (kStream)
-      for (std::size_t line = 0; line < kBlockBytes; line += 64)
-        prefetch_ahead(block + line, kPrefetchBytes);
-    scales = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(block)));
+    stream_ahead<kStream>(block, kGroupRows * Format::kBytes);
+    scales = load_halves(block);
     for (int c = 0; c < Format::kChunks; ++c)
       chunks[c] = _mm512_loadu_si512(block + 2 * kGroupRows + 64 * c);
   }
@@ -207,19 +238,12 @@ struct GroupTiles {
       Format::split(chunks, codes);
       for (int t = 0; t < T; ++t) {
         const ArrangedBlock& a = x[t][b];
-        __m512i sums = _mm512_set1_epi32(a.start);
-        for (int c = 0; c < 8; ++c) {
-          int32_t four;
-          std::memcpy(&four, a.q + 4 * c, 4);
-          sums = _mm512_dpbusd_epi32(sums, codes[c], _mm512_set1_epi32(four));
-        }
+        const __m512i sums = dot_codes(_mm512_set1_epi32(a.start), codes, a.q);
         acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(a.d)), _mm512_cvtepi32_ps(sums),
                                  acc[t]);
       }
     }
-    const auto stored = static_cast<__mmask16>((1u << rows) - 1);
-    for (int t = 0; t < T; ++t)
-      _mm512_mask_storeu_ps(p.out + (t0 + t) * p.out_stride + r0, stored, acc[t]);
+    store_rows(p, r0, t0, rows, acc);
   }
 };
 
@@ -248,9 +272,9 @@ void group_panel(const QuantPanel& p) {
   }
 }
 
-// k-quants: 64 codes (two blocks of 32) per register, one int32 register of
-// lane sums per super-block folded to the eight lanes of the order at its
-// end (integer sums: exact in any grouping).
+// k-quants in GGUF's layout, row by row: 64 codes (two blocks of 32) per
+// register, one int32 register of lane sums per super-block, summed to the
+// super-block's one int32 at its end (integer sums: exact in any grouping).
 
 TESSERA_AVX512 inline __m512i load64(const void* p) {
   return _mm512_loadu_si512(p);
@@ -425,12 +449,8 @@ struct Q4_KGroups {
     constexpr int64_t kGroupSuper = kGroupRows * kQ4_KBytes;
     for (int64_t s = 0; s < p.blocks; ++s) {
       const uint8_t* super = group + s * kGroupSuper;
-      if (T == 1)  // decode streams the group; a prompt's row block is cached
-        for (int64_t line = 0; line < kGroupSuper; line += 64)
-          prefetch_ahead(super + line, kPrefetchBytes);
-      const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(super)));
-      const __m512 dmin =
-          _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(super + 32)));
+      stream_ahead<T == 1>(super, kGroupSuper);
+      const __m512 d = load_halves(super), dmin = load_halves(super + 32);
       // Each row's 12 scale bytes as three dwords: the q4_K_scale_min bit
       // fields for all sixteen rows at once.
       const __m512i u0 = load64(super + 64), u1 = load64(super + 128), u2 = load64(super + 192);
@@ -453,12 +473,7 @@ struct Q4_KGroups {
           codes[i] = _mm512_and_si512(j % 2 ? _mm512_srli_epi16(packed, 4) : packed, nibble);
         }
         for (int t = 0; t < T; ++t) {
-          __m512i block = _mm512_setzero_si512();
-          for (int i = 0; i < 8; ++i) {
-            int32_t four;
-            std::memcpy(&four, x[t][s].q + 32 * j + 4 * i, 4);
-            block = _mm512_dpbusd_epi32(block, codes[i], _mm512_set1_epi32(four));
-          }
+          const __m512i block = dot_codes(_mm512_setzero_si512(), codes, x[t][s].q + 32 * j);
           sums[t] = _mm512_add_epi32(sums[t], _mm512_mullo_epi32(block, scale));
         }
       }
@@ -481,9 +496,7 @@ struct Q4_KGroups {
         acc[t] = _mm512_fnmadd_ps(_mm512_mul_ps(dmin, dx), _mm512_cvtepi32_ps(min_sums), acc[t]);
       }
     }
-    const auto stored = static_cast<__mmask16>((1u << rows) - 1);
-    for (int t = 0; t < T; ++t)
-      _mm512_mask_storeu_ps(p.out + (t0 + t) * p.out_stride + r0, stored, acc[t]);
+    store_rows(p, r0, t0, rows, acc);
   }
 };
 
@@ -504,10 +517,8 @@ struct Q6_KGroups {
     constexpr int64_t kGroupSuper = kGroupRows * kQ6_KBytes;
     for (int64_t s = 0; s < p.blocks; ++s) {
       const uint8_t* super = group + s * kGroupSuper;
-      if (T == 1)  // decode streams the group; a prompt's row block is cached
-        for (int64_t line = 0; line < kGroupSuper; line += 64)
-          prefetch_ahead(super + line, kPrefetchBytes);
-      const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(super)));
+      stream_ahead<T == 1>(super, kGroupSuper);
+      const __m512 d = load_halves(super);
       const uint8_t* scale_units = super + 32;  // four 4-byte units: scales 4k..4k+3
       const uint8_t* low_bits = super + 288;    // ql, 32 chunks
       const uint8_t* high_bits = super + 2336;  // qh, 16 chunks
@@ -534,12 +545,7 @@ struct Q6_KGroups {
               0xF8);  // a | (b & c)
         }
         for (int t = 0; t < T; ++t) {
-          __m512i partial = _mm512_setzero_si512();
-          for (int i = 0; i < 4; ++i) {
-            int32_t four;
-            std::memcpy(&four, x[t][s].q + 16 * block + 4 * i, 4);
-            partial = _mm512_dpbusd_epi32(partial, codes[i], _mm512_set1_epi32(four));
-          }
+          const __m512i partial = dot_codes(_mm512_setzero_si512(), codes, x[t][s].q + 16 * block);
           sums[t] = _mm512_add_epi32(sums[t], _mm512_mullo_epi32(partial, scale));
         }
       }
@@ -564,9 +570,7 @@ struct Q6_KGroups {
                                  _mm512_cvtepi32_ps(exact), acc[t]);
       }
     }
-    const auto stored = static_cast<__mmask16>((1u << rows) - 1);
-    for (int t = 0; t < T; ++t)
-      _mm512_mask_storeu_ps(p.out + (t0 + t) * p.out_stride + r0, stored, acc[t]);
+    store_rows(p, r0, t0, rows, acc);
   }
 };
 
