@@ -284,12 +284,8 @@ TESSERA_AVX2 inline int32_t codes_of(const float* x, float inverse, int8_t* out)
       _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
   bytes = _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), bytes);
-  const __m256i pair_sums =
-      _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), bytes), _mm256_set1_epi16(1));
-  const __m128i quads =
-      _mm_add_epi32(_mm256_castsi256_si128(pair_sums), _mm256_extracti128_si256(pair_sums, 1));
-  const __m128i twos = _mm_add_epi32(quads, _mm_unpackhi_epi64(quads, quads));
-  return _mm_cvtsi128_si32(_mm_add_epi32(twos, _mm_shuffle_epi32(twos, 1)));
+  return sum_int_lanes(
+      _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), bytes), _mm256_set1_epi16(1)));
 }
 
 TESSERA_AVX2 void quantize_q8(const float* x, int64_t k, Q8Block* out) {

@@ -337,10 +337,8 @@ struct Q4_KTile {
                                        scale[j]));
         acc[r][t] = scaled_sum(lanes, d * x[t][s].d, acc[r][t]);
         // sum of m * (x codes' sum) over the eight blocks: exact in int32.
-        const __m128i products =
-            _mm_madd_epi16(m16, _mm_loadu_si128(reinterpret_cast<const __m128i*>(x[t][s].sums)));
-        const __m128i twos = _mm_add_epi32(products, _mm_unpackhi_epi64(products, products));
-        const int32_t min_sum = _mm_cvtsi128_si32(_mm_add_epi32(twos, _mm_shuffle_epi32(twos, 1)));
+        const int32_t min_sum = sum_int_lanes(
+            _mm_madd_epi16(m16, _mm_loadu_si128(reinterpret_cast<const __m128i*>(x[t][s].sums))));
         acc[r][t] = fma_scalar(-(dmin * x[t][s].d), static_cast<float>(min_sum), acc[r][t]);
       }
     }

@@ -39,6 +39,11 @@ Layout layout_of(std::span<Tensor* const> weights) {
   return layout;
 }
 
+// The bytes of one group of interleaved rows of a [rows, k] matrix.
+std::size_t group_bytes(const Tensor& t) {
+  return dtype_row_bytes(t.dtype, t.dim(1)) * static_cast<std::size_t>(kGroupRows);
+}
+
 }  // namespace
 
 WeightArena::~WeightArena() {
@@ -85,10 +90,8 @@ Status WeightArena::copy(std::span<Tensor* const> weights, ThreadPool& pool,
     const auto found = to_interleave.find(data);
     const Tensor* grouped = found == to_interleave.end() ? nullptr : found->second;
     // An interleaved tensor's pieces are whole groups of rows.
-    const std::size_t group_bytes =
-        grouped == nullptr ? 1
-                           : place.bytes / static_cast<std::size_t>(grouped->dim(0) / kGroupRows);
-    const std::size_t step = std::max<std::size_t>(1, kPiece / group_bytes) * group_bytes;
+    const std::size_t unit = grouped == nullptr ? 1 : group_bytes(*grouped);
+    const std::size_t step = std::max<std::size_t>(1, kPiece / unit) * unit;
     for (std::size_t done = 0; done < place.bytes; done += step)
       pieces.push_back({arena + place.offset + done, static_cast<const uint8_t*>(data) + done,
                         std::min(step, place.bytes - done), grouped});
@@ -102,10 +105,9 @@ Status WeightArena::copy(std::span<Tensor* const> weights, ThreadPool& pool,
         continue;
       }
       const Tensor& t = *piece.interleaved;
-      const std::size_t row_bytes = dtype_row_bytes(t.dtype, t.dim(1));
-      const std::size_t group_bytes = row_bytes * kGroupRows;
-      for (std::size_t g = 0; g < piece.bytes; g += group_bytes)
-        interleave_group(t.dtype, piece.from + g, row_bytes,
+      const std::size_t step = group_bytes(t);
+      for (std::size_t g = 0; g < piece.bytes; g += step)
+        interleave_group(t.dtype, piece.from + g, dtype_row_bytes(t.dtype, t.dim(1)),
                          t.dim(1) / dtype_layout(t.dtype).block_elements, piece.to + g);
     }
   });

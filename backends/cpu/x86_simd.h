@@ -83,11 +83,13 @@ TESSERA_AVX2 inline float fma_scalar(float a, float b, float acc) {
   return _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(a), _mm_set_ss(b), _mm_set_ss(acc)));
 }
 
-// The sum of eight int32 lanes (integers: exact in any grouping).
-TESSERA_AVX2 inline int32_t sum_int_lanes(__m256i v) {
-  const __m128i four = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+// The sum of four or eight int32 lanes (integers: exact in any grouping).
+TESSERA_AVX2 inline int32_t sum_int_lanes(__m128i four) {
   const __m128i two = _mm_add_epi32(four, _mm_unpackhi_epi64(four, four));
   return _mm_cvtsi128_si32(_mm_add_epi32(two, _mm_shuffle_epi32(two, 1)));
+}
+TESSERA_AVX2 inline int32_t sum_int_lanes(__m256i v) {
+  return sum_int_lanes(_mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)));
 }
 
 TESSERA_AVX2 inline __m256i load32(const void* p) {
