@@ -7,6 +7,7 @@
 
 #include "backends/cpu/dot_kernels.h"
 #include "backends/cpu/dot_order.h"
+#include "backends/cpu/interleaved_rows.h"
 #include "backends/cpu/panel_tiles.h"
 #include "core/tensor/block_quant.h"
 
@@ -109,9 +110,10 @@ struct IntegerTiles {
     static_assert(R <= 4, "one 128-bit lane per row");
     TESSERA_AVX2 static void run(const QuantPanel& p, int64_t r0, int64_t t0) {
       const uint8_t* w[R];
-      const Q8Block* x[T];
+      const ArrangedBlock* x[T];
       for (int r = 0; r < R; ++r) w[r] = p.w + static_cast<std::size_t>(r0 + r) * p.row_bytes;
-      for (int t = 0; t < T; ++t) x[t] = static_cast<const Q8Block*>(p.x) + (t0 + t) * p.x_stride;
+      for (int t = 0; t < T; ++t)
+        x[t] = static_cast<const ArrangedBlock*>(p.x) + (t0 + t) * p.x_stride;
       __m128 acc[T];
       for (int t = 0; t < T; ++t) acc[t] = _mm_setzero_ps();
       for (int64_t b = 0; b < p.blocks; ++b) {
@@ -140,6 +142,121 @@ struct IntegerTiles {
     }
   };
 };
+
+// Weights interleaved in groups of 16 rows (interleaved_rows.h), read as
+// two halves of eight rows, one row per int32 lane of a 256-bit register:
+// chunk c of a group block (64 bytes, four bytes per row) is two registers.
+// Per block and token, each row's exact int32 sum, then one convert, one
+// scale product and one FMA for eight outputs: no horizontal sums.
+
+// x[4c .. 4c + 3] in every int32 lane.
+TESSERA_AVX2 inline __m256i broadcast4(const int8_t* x) {
+  int32_t four;
+  std::memcpy(&four, x, 4);
+  return _mm256_set1_epi32(four);
+}
+
+// q8_0 (codes stored + 128): signed codes w = u ^ 0x80, and per token
+// vpmaddubsw of |w| against x signed by w (products of 128 x 127 fit its
+// int16 pairs, not those of u), vpmaddwd to int32 per chunk.
+struct Q8_0Halves {
+  static constexpr int64_t kBytes = kQ8_0Bytes;
+  template <int T>
+  TESSERA_AVX2 static void sums(const uint8_t* chunks, const ArrangedBlock* const (&x)[T],
+                                __m256i (&out)[T]) {
+    const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80)), ones = _mm256_set1_epi16(1);
+    for (int t = 0; t < T; ++t) out[t] = _mm256_setzero_si256();
+    for (int c = 0; c < 8; ++c) {
+      const __m256i w = _mm256_xor_si256(load32(chunks + 64 * c), flip);
+      const __m256i magnitude = _mm256_sign_epi8(w, w);
+      for (int t = 0; t < T; ++t) {
+        const __m256i products =
+            _mm256_maddubs_epi16(magnitude, _mm256_sign_epi8(broadcast4(x[t]->q + 4 * c), w));
+        out[t] = _mm256_add_epi32(out[t], _mm256_madd_epi16(products, ones));
+      }
+    }
+  }
+};
+
+// q4_0 (unsigned nibbles u = w + 8): vpmaddubsw of u against x directly;
+// its int16 pairs (at most 2 x 15 x 128) add up over the eight code
+// registers of a block without overflow, so one vpmaddwd per block, from
+// the token's start, -8 * sum(x).
+struct Q4_0Halves {
+  static constexpr int64_t kBytes = kQ4_0Bytes;
+  template <int T>
+  TESSERA_AVX2 static void sums(const uint8_t* chunks, const ArrangedBlock* const (&x)[T],
+                                __m256i (&out)[T]) {
+    const __m256i nibble = _mm256_set1_epi8(0x0F);
+    __m256i pairs[T];
+    for (int t = 0; t < T; ++t) pairs[t] = _mm256_setzero_si256();
+    for (int c = 0; c < 4; ++c) {
+      const __m256i packed = load32(chunks + 64 * c);
+      const __m256i low = _mm256_and_si256(packed, nibble);
+      const __m256i high = _mm256_and_si256(_mm256_srli_epi16(packed, 4), nibble);
+      for (int t = 0; t < T; ++t)
+        pairs[t] = _mm256_add_epi16(
+            pairs[t],
+            _mm256_add_epi16(_mm256_maddubs_epi16(low, broadcast4(x[t]->q + 4 * c)),
+                             _mm256_maddubs_epi16(high, broadcast4(x[t]->q + 16 + 4 * c))));
+    }
+    for (int t = 0; t < T; ++t)
+      out[t] = _mm256_add_epi32(_mm256_madd_epi16(pairs[t], _mm256_set1_epi16(1)),
+                                _mm256_set1_epi32(x[t]->start));
+  }
+};
+
+// kHalves halves of a group from row r0 (a group's first row, or its
+// ninth with one half) against tokens t0 .. t0 + T - 1.
+template <typename Format, int kHalves>
+struct HalfGroupTiles {
+  template <int T>
+  TESSERA_AVX2 static void run(const QuantPanel& p, int64_t r0, int64_t t0, int /*rows*/) {
+    const int first_half = static_cast<int>(r0 % kGroupRows) / 8;
+    const uint8_t* group = p.w + static_cast<std::size_t>(r0 - r0 % kGroupRows) * p.row_bytes;
+    const ArrangedBlock* x[T];
+    for (int t = 0; t < T; ++t)
+      x[t] = static_cast<const ArrangedBlock*>(p.x) + (t0 + t) * p.x_stride;
+    __m256 acc[kHalves][T];
+    for (int h = 0; h < kHalves; ++h)
+      for (int t = 0; t < T; ++t) acc[h][t] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < p.blocks; ++b) {
+      const uint8_t* block = group + b * kGroupRows * Format::kBytes;
+      stream_ahead<T == 1>(block, kGroupRows * Format::kBytes);
+      const ArrangedBlock* xb[T];
+      for (int t = 0; t < T; ++t) xb[t] = x[t] + b;
+      for (int h = 0; h < kHalves; ++h) {
+        const int half = first_half + h;
+        const __m256 dw =
+            _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 16 * half)));
+        __m256i sums[T];
+        Format::sums(block + 2 * kGroupRows + 32 * half, xb, sums);
+        for (int t = 0; t < T; ++t)
+          acc[h][t] = _mm256_fmadd_ps(_mm256_mul_ps(dw, _mm256_set1_ps(xb[t]->d)),
+                                      _mm256_cvtepi32_ps(sums[t]), acc[h][t]);
+      }
+    }
+    for (int h = 0; h < kHalves; ++h)
+      for (int t = 0; t < T; ++t)
+        _mm256_storeu_ps(p.out + (t0 + t) * p.out_stride + r0 + 8 * h, acc[h][t]);
+  }
+};
+
+// Decode: whole groups, one stream each; prompts: half groups x 4 tokens
+// (what sixteen registers hold).
+template <typename Format>
+void half_group_panel(const QuantPanel& p) {
+  if (p.tokens == 1)
+    group_panel<QuantPanel, HalfGroupTiles<Format, 2>, kGroupRows, 1>(p);
+  else
+    group_panel<QuantPanel, HalfGroupTiles<Format, 1>, kGroupRows / 2, 4>(p);
+}
+
+// The q8_0 / q4_0 kernels' activations: q4_0's nibbles are unsigned (sums
+// start at -8 * sum(x)); q8_0's codes are read signed.
+void arrange_q8(DType dtype, const Q8Block* in, int64_t blocks, void* out) {
+  arrange_blocks(in, blocks, dtype == DType::kQ4_0 ? 8 : 0, static_cast<ArrangedBlock*>(out));
+}
 
 // Eight int32 lanes: `scale` (int16, per pair of bytes) times the sums of
 // four consecutive products of unsigned codes (0..15) with signed bytes.
@@ -318,7 +435,8 @@ const DotKernels* avx2_dot_kernels() {
     return f16c && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   }();
   // Tiles (rows x tokens), decode / prompt: float 4 x 1 (eight FMA chains) /
-  // 2 x 3 (six outputs from five loads); integer 4 x 1 / 4 x 2 (four rows
+  // 2 x 3 (six outputs from five loads); integer rows interleaved 16 x 1 /
+  // 8 x 4 (one row per lane), in GGUF's layout 4 x 1 / 4 x 2 (four rows
   // per 128-bit accumulator); k-quants 2 x 1 / 2 x 2 (two accumulators per
   // output: what sixteen registers hold).
   static const DotKernels kernels{
@@ -328,16 +446,16 @@ const DotKernels* avx2_dot_kernels() {
       tiled_panel<FloatPanel, 4, 2, 3, FloatTiles<Bf16>::template Tile>,
       tiled_panel<QuantPanel, 4, 4, 2, IntegerTiles<Q8_0Codes>::template Tile>,
       tiled_panel<QuantPanel, 4, 4, 2, IntegerTiles<Q4_0Codes>::template Tile>,
-      nullptr,
-      nullptr,
+      half_group_panel<Q8_0Halves>,
+      half_group_panel<Q4_0Halves>,
       tiled_panel<QuantPanel, 2, 2, 2, Q4_KTile>,
       tiled_panel<QuantPanel, 2, 2, 2, Q6_KTile>,
       nullptr,
       nullptr,
       quantize_q8,
       quantize_q8k,
-      nullptr,
-      nullptr};
+      arrange_q8,
+      arranged_blocks};
   return supported ? &kernels : nullptr;
 }
 

@@ -92,27 +92,10 @@ struct FloatTiles {
 // -offset * sum(x) (the same for every row); then one convert, one scale
 // product and one FMA per block for the sixteen outputs.
 
-// A token's block as the integer tiles read it (arrange_q8, once per matmul).
-struct ArrangedBlock {
-  int8_t q[32];
-  int32_t start;  // -offset * the sum of q
-  float d;
-};
-
-IntegerActivationLayout arranged_blocks(int64_t blocks) {
-  return {static_cast<std::size_t>(blocks) * sizeof(ArrangedBlock), blocks};
-}
-
+// Unsigned codes u = w + offset: q4_0's nibbles (offset 8) and q8_0's codes
+// stored + 128, so the blocks start at -offset * sum(x).
 TESSERA_AVX512 void arrange_q8(DType dtype, const Q8Block* in, int64_t blocks, void* out) {
-  const int32_t offset = dtype == DType::kQ4_0 ? 8 : 128;
-  auto* arranged = static_cast<ArrangedBlock*>(out);
-  for (int64_t b = 0; b < blocks; ++b) {
-    int32_t sum = 0;
-    for (const int8_t q : in[b].q) sum += q;
-    std::memcpy(arranged[b].q, in[b].q, 32);
-    arranged[b].start = -offset * sum;
-    arranged[b].d = in[b].d;
-  }
+  arrange_blocks(in, blocks, dtype == DType::kQ4_0 ? 8 : 128, static_cast<ArrangedBlock*>(out));
 }
 
 // q4_0: four 64-byte chunks of nibbles per group block, split into the low
@@ -143,10 +126,6 @@ struct Q8_0Groups {
 // Where a tile's weights come from: a group interleaved at load
 // (interleaved_rows.h), or up to 16 rows in GGUF's layout, gathered into the
 // same registers (mapped weights, matrices of other row counts).
-// How far ahead a group's stream asks (8 KiB beat 4 and 16 on 1.1b-shaped
-// matrices, matmul_bench).
-constexpr std::size_t kPrefetchBytes = 8192;
-
 // sum + code register i times x[4i .. 4i + 3] (broadcast to every lane), for
 // i < N: the rows' exact sums of 4N products.
 template <int N>
@@ -162,15 +141,6 @@ TESSERA_AVX512 inline __m512i dot_codes(__m512i sum, const __m512i (&codes)[N], 
 // Sixteen fp16 values (one per row of a group) as floats.
 TESSERA_AVX512 inline __m512 load_halves(const uint8_t* p) {
   return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-}
-
-// Decode: a group is one stream, every line of it asked for a fixed distance
-// ahead. (A prompt's row block is cached after its first tokens: asking
-// there costs time.)
-template <bool kStream>
-inline void stream_ahead(const uint8_t* p, std::size_t bytes) {
-  if (kStream)
-    for (std::size_t line = 0; line < bytes; line += 64) prefetch_ahead(p + line, kPrefetchBytes);
 }
 
 // A group tile's sixteen outputs per token (the first `rows` of them).
@@ -246,31 +216,6 @@ struct GroupTiles {
     store_rows(p, r0, t0, rows, acc);
   }
 };
-
-template <typename Tiles, int... t>
-constexpr std::array<void (*)(const QuantPanel&, int64_t, int64_t, int), sizeof...(t)>
-group_tile_table(std::integer_sequence<int, t...>) {
-  return {&Tiles::template run<t + 1>...};
-}
-
-// Groups of 16 rows in row blocks that stay in cache while every token
-// passes, T tokens per tile (prompts), or one token (decode).
-template <typename Tiles, int T>
-void group_panel(const QuantPanel& p) {
-  static constexpr auto tiles = group_tile_table<Tiles>(std::make_integer_sequence<int, T>{});
-  const auto group_bytes = static_cast<std::size_t>(kGroupRows) * p.row_bytes;
-  const int64_t block_rows =
-      kGroupRows * std::max<int64_t>(1, static_cast<int64_t>((96 * 1024) / group_bytes));
-  for (int64_t first = 0; first < p.rows; first += block_rows) {
-    const int64_t last = std::min(p.rows, first + block_rows);
-    for (int64_t t = 0; t < p.tokens; t += T) {
-      const int64_t tokens = std::min<int64_t>(T, p.tokens - t);
-      for (int64_t r = first; r < last; r += kGroupRows)
-        tiles[static_cast<std::size_t>(tokens - 1)](
-            p, r, t, static_cast<int>(std::min(kGroupRows, last - r)));
-    }
-  }
-}
 
 // k-quants in GGUF's layout, row by row: 64 codes (two blocks of 32) per
 // register, one int32 register of lane sums per super-block, summed to the
@@ -601,12 +546,14 @@ const DotKernels* avx512_dot_kernels() {
     set.f32 = tiled_panel<FloatPanel, 1, 4, 4, FloatTiles<float>::template Tile>;
     set.f16 = tiled_panel<FloatPanel, 1, 4, 4, FloatTiles<uint16_t>::template Tile>;
     set.bf16 = tiled_panel<FloatPanel, 1, 4, 4, FloatTiles<Bf16>::template Tile>;
-    set.q8_0 = group_panel<GroupTiles<Q8_0Groups, GatheredRows>, 8>;
-    set.q4_0 = group_panel<GroupTiles<Q4_0Groups, GatheredRows>, 8>;
-    set.q8_0_groups = group_panel<GroupTiles<Q8_0Groups, InterleavedGroup>, 8>;
-    set.q4_0_groups = group_panel<GroupTiles<Q4_0Groups, InterleavedGroup>, 8>;
-    set.q4_K_groups = group_panel<Q4_KGroups, 8>;
-    set.q6_K_groups = group_panel<Q6_KGroups, 8>;
+    set.q8_0 = group_panel<QuantPanel, GroupTiles<Q8_0Groups, GatheredRows>, kGroupRows, 8>;
+    set.q4_0 = group_panel<QuantPanel, GroupTiles<Q4_0Groups, GatheredRows>, kGroupRows, 8>;
+    set.q8_0_groups =
+        group_panel<QuantPanel, GroupTiles<Q8_0Groups, InterleavedGroup>, kGroupRows, 8>;
+    set.q4_0_groups =
+        group_panel<QuantPanel, GroupTiles<Q4_0Groups, InterleavedGroup>, kGroupRows, 8>;
+    set.q4_K_groups = group_panel<QuantPanel, Q4_KGroups, kGroupRows, 8>;
+    set.q6_K_groups = group_panel<QuantPanel, Q6_KGroups, kGroupRows, 8>;
     set.q4_K = tiled_panel<QuantPanel, 1, 2, 3, Q4_KTile>;
     set.q6_K = tiled_panel<QuantPanel, 1, 2, 3, Q6_KTile>;
     set.arrange_q8 = arrange_q8;

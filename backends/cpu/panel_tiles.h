@@ -71,4 +71,32 @@ void tiled_panel(const Panel& panel) {
     for_each_tile(panel, prompt);
 }
 
+template <typename Panel, typename Tiles, int... t>
+constexpr std::array<void (*)(const Panel&, int64_t, int64_t, int), sizeof...(t)> group_tile_table(
+    std::integer_sequence<int, t...>) {
+  return {&Tiles::template run<t + 1>...};
+}
+
+// Weights interleaved in groups of rows (interleaved_rows.h): tiles of
+// TileRows rows (a group, or part of one) times up to T tokens,
+// Tiles::run<tokens>(panel, first_row, first_token, rows), in row blocks
+// that stay in cache while every token passes.
+template <typename Panel, typename Tiles, int TileRows, int T>
+void group_panel(const Panel& p) {
+  static constexpr auto tiles =
+      group_tile_table<Panel, Tiles>(std::make_integer_sequence<int, T>{});
+  const auto tile_bytes = static_cast<std::size_t>(TileRows) * p.row_bytes;
+  const int64_t block_rows =
+      TileRows * std::max<int64_t>(1, static_cast<int64_t>((96 * 1024) / tile_bytes));
+  for (int64_t first = 0; first < p.rows; first += block_rows) {
+    const int64_t last = std::min(p.rows, first + block_rows);
+    for (int64_t t = 0; t < p.tokens; t += T) {
+      const int64_t tokens = std::min<int64_t>(T, p.tokens - t);
+      for (int64_t r = first; r < last; r += TileRows)
+        tiles[static_cast<std::size_t>(tokens - 1)](
+            p, r, t, static_cast<int>(std::min<int64_t>(TileRows, last - r)));
+    }
+  }
+}
+
 }  // namespace tessera::cpu
