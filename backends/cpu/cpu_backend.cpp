@@ -118,7 +118,7 @@ void CpuBackend::rms_norm(const Tensor& x, const Tensor& weight, float eps, cons
 }
 
 void CpuBackend::rope(const Tensor& x, std::span<const int32_t> positions, float theta) {
-  cpu::rope(x, positions, theta, pool_.get());
+  cpu::rope(x, positions, rope_table(x.dim(2), theta), pool_.get());
 }
 
 void CpuBackend::swiglu(const Tensor& gate, const Tensor& up, const Tensor& out) {
@@ -132,11 +132,17 @@ void CpuBackend::add(const Tensor& a, const Tensor& b, const Tensor& out) {
 void CpuBackend::attention(const AttentionParams& params) {
   // Keys read before RoPE, and sinks moved under reassign, rotate at read
   // time; the table is built once (the first such call) for this model.
-  if (params.stored_keys == StoredKeys::kBeforeRope || params.rule.reassign) {
-    if (!rope_.prepare(params.q.dim(2), params.rope_theta, rope_positions_))
-      rope_positions_ = 0;  // no memory for the table: every angle is computed
-  }
+  if (params.stored_keys == StoredKeys::kBeforeRope || params.rule.reassign)
+    rope_table(params.q.dim(2), params.rope_theta);
   cpu::attention(params, rope_, pool_.get(), max_context_);
+}
+
+const cpu::RopeTable& CpuBackend::rope_table(int64_t head_dim, float theta) {
+  if (!rope_.prepare(head_dim, theta, rope_positions_)) {
+    rope_positions_ = 0;  // no memory for the table: every angle is computed
+    rope_.prepare(head_dim, theta, 0);
+  }
+  return rope_;
 }
 
 }  // namespace tessera

@@ -43,6 +43,10 @@ class CpuBackend final : public Backend {
   cpu::ThreadPool* pool() const { return pool_.get(); }
 
  private:
+  // RoPE's angles for this head size and theta, cached for the first
+  // rope_positions_ positions (the rope op and keys rotated at read time).
+  const cpu::RopeTable& rope_table(int64_t head_dim, float theta);
+
   std::unique_ptr<cpu::ThreadPool> pool_;
   cpu::RopeTable rope_;
   int64_t rope_positions_ = 0;

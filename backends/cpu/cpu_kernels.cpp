@@ -211,7 +211,8 @@ void rms_norm(const Tensor& x, const Tensor& weight, float eps, const Tensor& ou
       min_chunk_for(d));
 }
 
-void rope(const Tensor& x, std::span<const int32_t> positions, float theta, ThreadPool* pool) {
+void rope(const Tensor& x, std::span<const int32_t> positions, const RopeTable& table,
+          ThreadPool* pool) {
   const int64_t n = x.dim(0);
   const int64_t heads = x.dim(1);
   const int64_t head_dim = x.dim(2);
@@ -226,11 +227,9 @@ void rope(const Tensor& x, std::span<const int32_t> positions, float theta, Thre
         for (int64_t t = begin; t < end; ++t) {
           float* xt = x.f32() + t * x.stride[0];
           const int64_t pos = positions[static_cast<std::size_t>(t)];
-          for (int64_t i = 0; i < head_dim; i += 2) {
-            float c = 0;
-            float s = 0;
-            rope_cos_sin(pos, i, head_dim, theta, c, s);
-            for (int64_t h = 0; h < heads; ++h) rope_rotate_pair(xt + h * x.stride[1] + i, c, s);
+          for (int64_t h = 0; h < heads; ++h) {
+            float* head = xt + h * x.stride[1];
+            table.rotate(head, pos, head);
           }
         }
       },
@@ -246,13 +245,11 @@ void swiglu(const Tensor& gate, const Tensor& up, const Tensor& out, ThreadPool*
   const float* g = gate.f32();
   const float* u = up.f32();
   float* o = out.f32();
+  const auto silu_mul = best_dot_kernels().silu_mul;
   pool->parallel_for(
       0, count,
       [&](int64_t begin, int64_t end, int) {
-        for (int64_t i = begin; i < end; ++i) {
-          const float gi = g[i];
-          o[i] = gi * (1.0f / (1.0f + std::exp(-gi))) * u[i];
-        }
+        silu_mul(g + begin, u + begin, o + begin, end - begin);
       },
       min_chunk_for(8));
 }
@@ -301,14 +298,19 @@ void attention(const AttentionParams& a, const RopeTable& rope, ThreadPool* pool
   const int64_t group = heads / kv_heads;
   const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
   const bool rotate_stored = a.stored_keys == StoredKeys::kBeforeRope;
-  // Per thread: scores [visible, group]; a rotated key [head_dim]; 1/sum per
+  // Per thread: scores [group, capacity] (a head's row contiguous for its
+  // softmax); a rotated key [head_dim]; 1/sum per
   // head [group]; for encoded segments, whose records hold one kv head or a
   // token's kv_heads (KVSegment::heads_per_record), so up to kv_width floats:
   // queries in the codec's domain [group, kv_width], one segment's scores or
   // weights per head [group, most_stored], value sums in the codec's domain
   // [group, kv_width] and one record-wide vector [kv_width].
   const int64_t kv_width = kv_heads * head_dim;
-  const int64_t scores_floats = (most_stored + n) * group;
+  const int64_t capacity = most_stored + n;  // visible keys per head, at most
+  const int64_t scores_floats = capacity * group;
+  // The vector steps (dot products, exp, value sums) of the fastest kernel
+  // set: the same bits in every set (dot_kernels.h).
+  const DotKernels& vec = best_dot_kernels();
   const int64_t scratch =
       scores_floats + head_dim + group + 2 * group * kv_width + group * most_stored + kv_width;
   // Sized once for the longest context the caller announced, so decoding
@@ -378,7 +380,7 @@ void attention(const AttentionParams& a, const RopeTable& rope, ThreadPool* pool
             }
           };
 
-          // Scores, one row of `group` per visible key.
+          // Scores: head g's for the visible keys in order at g * capacity.
           int64_t visible = 0;
           const Compressor* codec = nullptr;  // of the encoded segments, if any
           // Their records: how many floats one decodes to, where this kv
@@ -389,9 +391,9 @@ void attention(const AttentionParams& a, const RopeTable& rope, ThreadPool* pool
           each_visible(
               [&](const float* key, const float*, int64_t p, bool before_rope) {
                 const float* k = key_for(key, p, before_rope);
-                float* row = scores + visible * group;
                 for (int64_t g = 0; g < group; ++g)
-                  row[g] = dot(q0 + g * a.q.stride[1], k, head_dim) * scale;
+                  scores[g * capacity + visible] =
+                      vec.dot_f32(q0 + g * a.q.stride[1], k, head_dim) * scale;
                 ++visible;
               },
               [&](const KVSegment& seg) {
@@ -424,8 +426,8 @@ void attention(const AttentionParams& a, const RopeTable& rope, ThreadPool* pool
                 if (!a.rule.limits()) {  // every entry visible: no per-entry test
                   for (int64_t g = 0; g < group; ++g) {
                     const float* seg_row = seg_rows + g * seg.count;
-                    float* column = scores + visible * group + g;
-                    for (int64_t j = 0; j < seg.count; ++j) column[j * group] = seg_row[j] * scale;
+                    float* row = scores + g * capacity + visible;
+                    for (int64_t j = 0; j < seg.count; ++j) row[j] = seg_row[j] * scale;
                   }
                   visible += seg.count;
                   return;
@@ -435,7 +437,7 @@ void attention(const AttentionParams& a, const RopeTable& rope, ThreadPool* pool
                   int64_t k = visible;
                   for (int64_t j = 0; j < seg.count; ++j)
                     if (a.rule.sees(position, seg.positions[j]))
-                      scores[(k++) * group + g] = seg_row[j] * scale;
+                      scores[g * capacity + k++] = seg_row[j] * scale;
                 }
                 for (int64_t j = 0; j < seg.count; ++j)
                   visible += a.rule.sees(position, seg.positions[j]) ? 1 : 0;
@@ -445,15 +447,12 @@ void attention(const AttentionParams& a, const RopeTable& rope, ThreadPool* pool
           // single head would: the same arithmetic for any group size).
           for (int64_t g = 0; g < group; ++g) {
             std::fill_n(out_of(g), head_dim, 0.0f);
+            float* row = scores + g * capacity;
             float max_score = -std::numeric_limits<float>::infinity();
-            for (int64_t j = 0; j < visible; ++j)
-              max_score = std::max(max_score, scores[j * group + g]);
+            for (int64_t j = 0; j < visible; ++j) max_score = std::max(max_score, row[j]);
+            vec.exp_shifted(row, visible, max_score);
             float sum = 0.0f;
-            for (int64_t j = 0; j < visible; ++j) {
-              float& e = scores[j * group + g];
-              e = std::exp(e - max_score);
-              sum += e;
-            }
+            for (int64_t j = 0; j < visible; ++j) sum += row[j];
             inv_sum[g] = 1.0f / sum;
           }
           if (visible == 0) continue;
@@ -461,12 +460,8 @@ void attention(const AttentionParams& a, const RopeTable& rope, ThreadPool* pool
           int64_t j = 0;
           each_visible(
               [&](const float*, const float* v, int64_t, bool) {
-                const float* row = scores + j * group;
-                for (int64_t g = 0; g < group; ++g) {
-                  float* o = out_of(g);
-                  const float p = row[g];
-                  for (int64_t d = 0; d < head_dim; ++d) o[d] += p * v[d];
-                }
+                for (int64_t g = 0; g < group; ++g)
+                  vec.axpy(scores[g * capacity + j], v, out_of(g), head_dim);
                 ++j;
               },
               [&](const KVSegment& seg) {
@@ -477,15 +472,14 @@ void attention(const AttentionParams& a, const RopeTable& rope, ThreadPool* pool
                 for (int64_t g = 0; g < group; ++g) {
                   float* seg_row = seg_rows + g * seg.count;
                   if (!a.rule.limits()) {  // every entry visible: no per-entry test
-                    const float* column = scores + first * group + g;
-                    for (int64_t e = 0; e < seg.count; ++e) seg_row[e] = column[e * group];
+                    std::copy_n(scores + g * capacity + first, seg.count, seg_row);
                     j = first + seg.count;
                     continue;
                   }
                   int64_t k = first;
                   for (int64_t e = 0; e < seg.count; ++e)
                     seg_row[e] =
-                        a.rule.sees(position, seg.positions[e]) ? scores[(k++) * group + g] : 0.0f;
+                        a.rule.sees(position, seg.positions[e]) ? scores[g * capacity + k++] : 0.0f;
                   j = k;
                 }
                 seg.codec->accumulate_encoded_heads(seg_rows, static_cast<int>(group), records,

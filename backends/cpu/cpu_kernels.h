@@ -42,9 +42,12 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& out, ThreadPool* poo
 void rms_norm(const Tensor& x, const Tensor& weight, float eps, const Tensor& out,
               ThreadPool* pool);
 
-// In place: rotates pairs (2i, 2i+1) of every head by positions[t] * theta^(-2i/head_dim).
-// x f32 [n, heads, head_dim]; positions has n entries.
-void rope(const Tensor& x, std::span<const int32_t> positions, float theta, ThreadPool* pool);
+// In place: rotates pairs (2i, 2i+1) of every head by positions[t] * theta^(-2i/head_dim),
+// the angles from `table` (prepared for this head_dim and theta; past its
+// positions computed on the spot, the same floats). x f32 [n, heads,
+// head_dim]; positions has n entries.
+void rope(const Tensor& x, std::span<const int32_t> positions, const RopeTable& table,
+          ThreadPool* pool);
 
 // out = silu(gate) * up, all f32 [n, h] (contiguous). out may alias gate or up.
 void swiglu(const Tensor& gate, const Tensor& up, const Tensor& out, ThreadPool* pool);

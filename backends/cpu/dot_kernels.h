@@ -112,6 +112,14 @@ struct DotKernels {
   // matmul, not per tile of rows.
   void (*arrange_q8)(DType dtype, const Q8Block* in, int64_t blocks, void* out);
   IntegerActivationLayout (*arranged_q8_layout)(int64_t blocks);
+  // Attention's vector steps, the same bits in every set: a dot product of
+  // f32 rows in the float-row order; x[i] = exp_reference(x[i] - shift)
+  // (dot_order.h); y[i] = fma(a, x[i], y[i]).
+  float (*dot_f32)(const float* a, const float* b, int64_t k);
+  void (*exp_shifted)(float* x, int64_t n, float shift);
+  void (*axpy)(float a, const float* x, float* y, int64_t n);
+  // The feed-forward's gate: out[i] = (g[i] * (1 / (1 + exp_reference(-g[i])))) * u[i].
+  void (*silu_mul)(const float* g, const float* u, float* out, int64_t n);
 };
 
 // The set's kernel for f32 / f16 / bf16 weights, or null for the others.

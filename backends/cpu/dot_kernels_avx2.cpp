@@ -373,6 +373,77 @@ struct Q6_KTile {
   }
 };
 
+// Attention's vector steps (dot_kernels.h).
+
+TESSERA_AVX2 float dot_f32(const float* a, const float* b, int64_t k) {
+  __m256 low = _mm256_setzero_ps(), high = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + kFloatLanes <= k; i += kFloatLanes) {
+    low = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), low);
+    high = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), high);
+  }
+  float r = sum_lanes(_mm256_add_ps(low, high));
+  for (; i < k; ++i) r = fma_scalar(a[i], b[i], r);
+  return r;
+}
+
+// exp_reference on eight lanes, step for step.
+TESSERA_AVX2 inline __m256 exp8(__m256 x) {
+  using namespace softmax_exp;
+  const __m256 c = _mm256_min_ps(_mm256_set1_ps(kHigh), _mm256_max_ps(_mm256_set1_ps(kLow), x));
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(c, _mm256_set1_ps(kLog2e)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fmadd_ps(n, _mm256_set1_ps(-kLn2High), c);
+  r = _mm256_fmadd_ps(n, _mm256_set1_ps(-kLn2Low), r);
+  __m256 y = _mm256_set1_ps(kP[0]);
+  for (int i = 1; i < 6; ++i) y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(kP[i]));
+  y = _mm256_add_ps(_mm256_fmadd_ps(y, _mm256_mul_ps(r, r), r), _mm256_set1_ps(1.0f));
+  const __m256i two_n =
+      _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  const __m256 below = _mm256_cmp_ps(x, _mm256_set1_ps(kLow), _CMP_LT_OQ);
+  return _mm256_andnot_ps(below, _mm256_mul_ps(y, _mm256_castsi256_ps(two_n)));
+}
+
+TESSERA_AVX2 void exp_shifted(float* x, int64_t n, float shift) {
+  const __m256 s = _mm256_set1_ps(shift);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(x + i, exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), s)));
+  if (i == n) return;
+  float tail[8] = {};
+  std::memcpy(tail, x + i, static_cast<std::size_t>(n - i) * sizeof(float));
+  _mm256_storeu_ps(tail, exp8(_mm256_sub_ps(_mm256_loadu_ps(tail), s)));
+  std::memcpy(x + i, tail, static_cast<std::size_t>(n - i) * sizeof(float));
+}
+
+TESSERA_AVX2 void axpy(float a, const float* x, float* y, int64_t n) {
+  const __m256 av = _mm256_set1_ps(a);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(y + i, _mm256_fmadd_ps(av, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
+  for (; i < n; ++i) y[i] = fma_scalar(a, x[i], y[i]);
+}
+
+TESSERA_AVX2 inline __m256 silu_mul8(__m256 g, __m256 u) {
+  const __m256 e = exp8(_mm256_sub_ps(_mm256_setzero_ps(), g));
+  const __m256 sigmoid =
+      _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_add_ps(_mm256_set1_ps(1.0f), e));
+  return _mm256_mul_ps(_mm256_mul_ps(g, sigmoid), u);
+}
+
+TESSERA_AVX2 void silu_mul(const float* g, const float* u, float* out, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(out + i, silu_mul8(_mm256_loadu_ps(g + i), _mm256_loadu_ps(u + i)));
+  if (i == n) return;
+  float tail_g[8] = {}, tail_u[8] = {};
+  const auto bytes = static_cast<std::size_t>(n - i) * sizeof(float);
+  std::memcpy(tail_g, g + i, bytes);
+  std::memcpy(tail_u, u + i, bytes);
+  _mm256_storeu_ps(tail_g, silu_mul8(_mm256_loadu_ps(tail_g), _mm256_loadu_ps(tail_u)));
+  std::memcpy(out + i, tail_g, bytes);
+}
+
 // max|x| over 8n floats.
 TESSERA_AVX2 inline float largest_magnitude(const float* x, int n8) {
   const __m256 sign_bit = _mm256_set1_ps(-0.0f);
@@ -455,7 +526,11 @@ const DotKernels* avx2_dot_kernels() {
       quantize_q8,
       quantize_q8k,
       arrange_q8,
-      arranged_blocks};
+      arranged_blocks,
+      dot_f32,
+      exp_shifted,
+      axpy,
+      silu_mul};
   return supported ? &kernels : nullptr;
 }
 

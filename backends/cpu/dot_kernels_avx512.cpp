@@ -517,6 +517,67 @@ struct Q6_KGroups {
   }
 };
 
+// Attention's vector steps (dot_kernels.h), with masked tails.
+
+TESSERA_AVX512 float dot_f32(const float* a, const float* b, int64_t k) {
+  __m512 acc = _mm512_setzero_ps();
+  int64_t i = 0;
+  for (; i + kFloatLanes <= k; i += kFloatLanes)
+    acc = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), acc);
+  float r = fold16(acc);
+  for (; i < k; ++i) r = fma_scalar(a[i], b[i], r);
+  return r;
+}
+
+// exp_reference on sixteen lanes, step for step.
+TESSERA_AVX512 inline __m512 exp16(__m512 x) {
+  using namespace softmax_exp;
+  const __m512 c = _mm512_min_ps(_mm512_set1_ps(kHigh), _mm512_max_ps(_mm512_set1_ps(kLow), x));
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(c, _mm512_set1_ps(kLog2e)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fmadd_ps(n, _mm512_set1_ps(-kLn2High), c);
+  r = _mm512_fmadd_ps(n, _mm512_set1_ps(-kLn2Low), r);
+  __m512 y = _mm512_set1_ps(kP[0]);
+  for (int i = 1; i < 6; ++i) y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(kP[i]));
+  y = _mm512_add_ps(_mm512_fmadd_ps(y, _mm512_mul_ps(r, r), r), _mm512_set1_ps(1.0f));
+  const __m512i two_n =
+      _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
+  const __mmask16 kept = _mm512_cmp_ps_mask(x, _mm512_set1_ps(kLow), _CMP_NLT_UQ);
+  return _mm512_maskz_mul_ps(kept, y, _mm512_castsi512_ps(two_n));
+}
+
+TESSERA_AVX512 void exp_shifted(float* x, int64_t n, float shift) {
+  const __m512 s = _mm512_set1_ps(shift);
+  for (int64_t i = 0; i < n; i += 16) {
+    const auto lanes = static_cast<__mmask16>(n - i >= 16 ? 0xFFFF : (1u << (n - i)) - 1);
+    _mm512_mask_storeu_ps(x + i, lanes,
+                          exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(lanes, x + i), s)));
+  }
+}
+
+TESSERA_AVX512 void axpy(float a, const float* x, float* y, int64_t n) {
+  const __m512 av = _mm512_set1_ps(a);
+  for (int64_t i = 0; i < n; i += 16) {
+    const auto lanes = static_cast<__mmask16>(n - i >= 16 ? 0xFFFF : (1u << (n - i)) - 1);
+    _mm512_mask_storeu_ps(y + i, lanes,
+                          _mm512_fmadd_ps(av, _mm512_maskz_loadu_ps(lanes, x + i),
+                                          _mm512_maskz_loadu_ps(lanes, y + i)));
+  }
+}
+
+TESSERA_AVX512 void silu_mul(const float* g, const float* u, float* out, int64_t n) {
+  const __m512 one = _mm512_set1_ps(1.0f);
+  for (int64_t i = 0; i < n; i += 16) {
+    const auto lanes = static_cast<__mmask16>(n - i >= 16 ? 0xFFFF : (1u << (n - i)) - 1);
+    const __m512 gv = _mm512_maskz_loadu_ps(lanes, g + i);
+    const __m512 e = exp16(_mm512_sub_ps(_mm512_setzero_ps(), gv));
+    const __m512 sigmoid = _mm512_div_ps(one, _mm512_add_ps(one, e));
+    _mm512_mask_storeu_ps(
+        out + i, lanes,
+        _mm512_mul_ps(_mm512_mul_ps(gv, sigmoid), _mm512_maskz_loadu_ps(lanes, u + i)));
+  }
+}
+
 bool cpu_has_avx512_vnni_vbmi() {
   // F16C from CPUID (not every compiler's __builtin_cpu_supports knows it).
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
@@ -558,6 +619,10 @@ const DotKernels* avx512_dot_kernels() {
     set.q6_K = tiled_panel<QuantPanel, 1, 2, 3, Q6_KTile>;
     set.arrange_q8 = arrange_q8;
     set.arranged_q8_layout = arranged_blocks;
+    set.dot_f32 = dot_f32;
+    set.exp_shifted = exp_shifted;
+    set.axpy = axpy;
+    set.silu_mul = silu_mul;
     return &set;
   }();
   return kernels;

@@ -40,6 +40,18 @@ float dot_bf16(const uint16_t* w, const float* x, int64_t k) {
   return dot_float_rows([w](int64_t i) { return bf16_to_float(w[i]); }, x, k);
 }
 
+void exp_shifted(float* x, int64_t n, float shift) {
+  for (int64_t i = 0; i < n; ++i) x[i] = exp_reference(x[i] - shift);
+}
+
+void axpy(float a, const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = std::fma(a, x[i], y[i]);
+}
+
+void silu_mul(const float* g, const float* u, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = g[i] * (1.0f / (1.0f + exp_reference(-g[i]))) * u[i];
+}
+
 // The sum of n products of codes with x's (exact).
 int32_t code_dot(const int8_t* q, const int8_t* x, int n) {
   int32_t sum = 0;
@@ -219,7 +231,11 @@ const DotKernels& scalar_dot_kernels() {
                                   quantize_q8,
                                   quantize_q8k,
                                   nullptr,
-                                  nullptr};
+                                  nullptr,
+                                  dot_f32,
+                                  exp_shifted,
+                                  axpy,
+                                  silu_mul};
   return kernels;
 }
 

@@ -209,7 +209,9 @@ TEST(CpuRope, MatchesReferenceForHeadDims8And16) {
     for (int threads : {1, 2}) {
       ThreadPool pool(threads);
       std::vector<float> y = x;
-      rope(view(y, {n, heads, head_dim}), positions, theta, &pool);
+      RopeTable table;  // positions 0, 1, 17 from the table; 300 past it
+      ASSERT_TRUE(table.prepare(head_dim, theta, 64));
+      rope(view(y, {n, heads, head_dim}), positions, table, &pool);
       // Float angles at position 300 carry ~1e-5 relative error.
       expect_close(y, want, 1e-4, "rope");
       if (first.empty()) first = y;
@@ -224,7 +226,9 @@ TEST(CpuRope, PositionZeroIsTheIdentity) {
   std::vector<float> y = x;
   ThreadPool pool(2);
   const std::vector<int32_t> positions = {0, 0};
-  rope(view(y, {n, heads, head_dim}), positions, 10000.0f, &pool);
+  RopeTable table;
+  ASSERT_TRUE(table.prepare(head_dim, 10000.0f, 4));
+  rope(view(y, {n, heads, head_dim}), positions, table, &pool);
   EXPECT_TRUE(bitwise_equal(x, y));
 }
 

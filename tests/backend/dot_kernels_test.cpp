@@ -281,6 +281,70 @@ TEST(DotKernels, InterleavedRowsDecodeToTheOriginalValues) {
   EXPECT_FALSE(interleavable(DType::kF16, 32));
 }
 
+// NaN matches NaN (payloads may differ); anything else bit for bit.
+bool same_value(float a, float b) {
+  return (std::isnan(a) && std::isnan(b)) || same_bits(a, b);
+}
+
+// Values for the elementwise steps: scores shifted below zero, far below
+// (underflow to 0), the edges of the clamp, and non-finite ones.
+std::vector<float> elementwise_inputs(std::size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> wide(-100.0f, 100.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = wide(rng);
+  const float special[] = {0.0f,  -0.0f,  -86.9f, -87.0f,    -87.0001f, 88.0f,
+                           88.5f, -1e-8f, 1e-8f,  -INFINITY, INFINITY,  NAN};
+  for (std::size_t i = 0; i < std::size(special) && i < n; ++i) v[i * 3 % n] = special[i];
+  return v;
+}
+
+TEST(DotKernels, AttentionStepsMatchTheReferenceBitwise) {
+  if (fast_kernels().empty()) GTEST_SKIP() << "no SIMD kernels on this CPU";
+  const DotKernels& ref = scalar_dot_kernels();
+  for (const int64_t n : {1, 5, 8, 15, 16, 17, 33, 64, 100, 128, 257}) {
+    const auto count = static_cast<std::size_t>(n);
+    const std::vector<float> a = gaussian(count, 20), b = gaussian(count, 21);
+    const std::vector<float> scores = elementwise_inputs(count, 22), up = gaussian(count, 23);
+    for (const DotKernels* fast : fast_kernels()) {
+      EXPECT_TRUE(
+          same_bits(fast->dot_f32(a.data(), b.data(), n), ref.dot_f32(a.data(), b.data(), n)))
+          << fast->name << " dot_f32 n " << n;
+      for (const float shift : {0.0f, 3.5f, -2.0f}) {
+        std::vector<float> want = scores, got = scores;
+        ref.exp_shifted(want.data(), n, shift);
+        fast->exp_shifted(got.data(), n, shift);
+        for (std::size_t i = 0; i < count; ++i)
+          ASSERT_TRUE(same_value(got[i], want[i])) << fast->name << " exp of " << scores[i] << " - "
+                                                   << shift << ": " << got[i] << " vs " << want[i];
+      }
+      std::vector<float> want = b, got = b;
+      ref.axpy(0.37f, a.data(), want.data(), n);
+      fast->axpy(0.37f, a.data(), got.data(), n);
+      for (std::size_t i = 0; i < count; ++i)
+        ASSERT_TRUE(same_bits(got[i], want[i])) << fast->name << " axpy n " << n << " at " << i;
+      ref.silu_mul(scores.data(), up.data(), want.data(), n);
+      fast->silu_mul(scores.data(), up.data(), got.data(), n);
+      for (std::size_t i = 0; i < count; ++i)
+        ASSERT_TRUE(same_value(got[i], want[i]))
+            << fast->name << " silu_mul of " << scores[i] << ": " << got[i] << " vs " << want[i];
+    }
+  }
+}
+
+TEST(DotKernels, SoftmaxExpIsWithinTwoUlpsOfExp) {
+  double worst = 0;
+  for (float x = -87.0f; x <= 88.0f; x += 0.0137f) {
+    const double exact = std::exp(static_cast<double>(x));
+    worst = std::max(worst, std::abs(exp_reference(x) - exact) / exact);
+  }
+  EXPECT_LT(worst, 2.5e-7);  // two float ulps are 2.4e-7 at most
+  EXPECT_EQ(exp_reference(0.0f), 1.0f);
+  EXPECT_EQ(exp_reference(-87.5f), 0.0f);
+  EXPECT_EQ(exp_reference(-INFINITY), 0.0f);
+  EXPECT_TRUE(std::isnan(exp_reference(NAN)));
+}
+
 // The kernels' block sizes are the formats'.
 TEST(DotKernels, BlockSizesAreTheFormats) {
   EXPECT_EQ(dtype_row_bytes(DType::kQ8_0, 32), static_cast<std::size_t>(kQ8_0Bytes));
