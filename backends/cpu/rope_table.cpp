@@ -24,6 +24,17 @@ bool RopeTable::prepare(int64_t head_dim, float theta, int64_t positions) {
 
 void RopeTable::rotate(const float* src, int64_t position, float* dst) const {
   const int64_t pairs = head_dim_ / 2;
+  if (position >= 0 && position < positions_) {
+    // rope_rotate_pair's expressions with the table's row: no branch per
+    // pair, so the compiler can vectorise it.
+    const float* cs = cos_sin_.get() + position * pairs * 2;
+    for (int64_t i = 0; i < 2 * pairs; i += 2) {
+      const float v0 = src[i], v1 = src[i + 1], c = cs[i], s = cs[i + 1];
+      dst[i] = v0 * c - v1 * s;
+      dst[i + 1] = v0 * s + v1 * c;
+    }
+    return;
+  }
   for (int64_t pair = 0; pair < pairs; ++pair) {
     float c = 0;
     float s = 0;
