@@ -156,25 +156,48 @@ TESSERA_AVX2 inline __m256i broadcast4(const int8_t* x) {
   return _mm256_set1_epi32(four);
 }
 
+// Eight fp16 values (one per row of a half group) as floats.
+TESSERA_AVX2 inline __m256 load_halves8(const uint8_t* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+// acc[t] = fma(d_w * d_x, float(sums[t]), acc[t]) for eight rows: the end of
+// a block (or super-block) in the summation order.
+template <int T, typename Block>
+TESSERA_AVX2 inline void scale_into(__m256 dw, const Block* const (&x)[T], const __m256i (&sums)[T],
+                                    __m256 (&acc)[T]) {
+  for (int t = 0; t < T; ++t)
+    acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(dw, _mm256_set1_ps(x[t]->d)),
+                             _mm256_cvtepi32_ps(sums[t]), acc[t]);
+}
+
+// Each format adds one block (q8_0, q4_0) or super-block (q4_K, q6_K) of
+// half `half` of a group, at `block`, into the eight rows' accumulators.
+// Byte o = 32 * half of every 64-byte unit or chunk is the half's.
+
 // q8_0 (codes stored + 128): signed codes w = u ^ 0x80, and per token
 // vpmaddubsw of |w| against x signed by w (products of 128 x 127 fit its
 // int16 pairs, not those of u), vpmaddwd to int32 per chunk.
 struct Q8_0Halves {
   static constexpr int64_t kBytes = kQ8_0Bytes;
+  using Block = ArrangedBlock;
   template <int T>
-  TESSERA_AVX2 static void sums(const uint8_t* chunks, const ArrangedBlock* const (&x)[T],
-                                __m256i (&out)[T]) {
+  TESSERA_AVX2 static void add(const uint8_t* block, int half, const Block* const (&x)[T],
+                               __m256 (&acc)[T]) {
+    const uint8_t* chunks = block + 2 * kGroupRows + 32 * half;
     const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80)), ones = _mm256_set1_epi16(1);
-    for (int t = 0; t < T; ++t) out[t] = _mm256_setzero_si256();
+    __m256i sums[T];
+    for (int t = 0; t < T; ++t) sums[t] = _mm256_setzero_si256();
     for (int c = 0; c < 8; ++c) {
       const __m256i w = _mm256_xor_si256(load32(chunks + 64 * c), flip);
       const __m256i magnitude = _mm256_sign_epi8(w, w);
       for (int t = 0; t < T; ++t) {
         const __m256i products =
             _mm256_maddubs_epi16(magnitude, _mm256_sign_epi8(broadcast4(x[t]->q + 4 * c), w));
-        out[t] = _mm256_add_epi32(out[t], _mm256_madd_epi16(products, ones));
+        sums[t] = _mm256_add_epi32(sums[t], _mm256_madd_epi16(products, ones));
       }
     }
+    scale_into(load_halves8(block + 16 * half), x, sums, acc);
   }
 };
 
@@ -184,9 +207,11 @@ struct Q8_0Halves {
 // the token's start, -8 * sum(x).
 struct Q4_0Halves {
   static constexpr int64_t kBytes = kQ4_0Bytes;
+  using Block = ArrangedBlock;
   template <int T>
-  TESSERA_AVX2 static void sums(const uint8_t* chunks, const ArrangedBlock* const (&x)[T],
-                                __m256i (&out)[T]) {
+  TESSERA_AVX2 static void add(const uint8_t* block, int half, const Block* const (&x)[T],
+                               __m256 (&acc)[T]) {
+    const uint8_t* chunks = block + 2 * kGroupRows + 32 * half;
     const __m256i nibble = _mm256_set1_epi8(0x0F);
     __m256i pairs[T];
     for (int t = 0; t < T; ++t) pairs[t] = _mm256_setzero_si256();
@@ -200,9 +225,158 @@ struct Q4_0Halves {
             _mm256_add_epi16(_mm256_maddubs_epi16(low, broadcast4(x[t]->q + 4 * c)),
                              _mm256_maddubs_epi16(high, broadcast4(x[t]->q + 16 + 4 * c))));
     }
+    __m256i sums[T];
     for (int t = 0; t < T; ++t)
-      out[t] = _mm256_add_epi32(_mm256_madd_epi16(pairs[t], _mm256_set1_epi16(1)),
-                                _mm256_set1_epi32(x[t]->start));
+      sums[t] = _mm256_add_epi32(_mm256_madd_epi16(pairs[t], _mm256_set1_epi16(1)),
+                                 _mm256_set1_epi32(x[t]->start));
+    scale_into(load_halves8(block + 16 * half), x, sums, acc);
+  }
+};
+
+// An int32 lane's low byte-wide field (bits 8 * byte ..) as the int16 pair
+// (v, v), for vpmaddwd: v * (the sum of two int16 words).
+TESSERA_AVX2 inline __m256i byte_as_pair(__m256i units, int byte, bool is_signed) {
+  const __m256i high = _mm256_slli_epi32(units, 24 - 8 * byte);
+  const __m256i v = is_signed ? _mm256_srai_epi32(high, 24) : _mm256_srli_epi32(high, 24);
+  return _mm256_or_si256(_mm256_and_si256(v, _mm256_set1_epi32(0xFFFF)), _mm256_slli_epi32(v, 16));
+}
+
+// q4_K: per block of 32 (eight code registers of unsigned nibbles), the
+// int16 pairs of vpmaddubsw summed (at most 8 x 2 x 15 x 128, no overflow),
+// one vpmaddwd by the rows' 6-bit scale; the minimums, sum over blocks of
+// m * (x codes' sum), by four vpmaddwd of minimum pairs against code-sum
+// pairs; two FMAs, as the AVX-512 kernel.
+struct Q4_KHalves {
+  static constexpr int64_t kBytes = kQ4_KBytes;
+  using Block = Q8KBlock;
+  template <int T>
+  TESSERA_AVX2 static void add(const uint8_t* super, int half, const Block* const (&x)[T],
+                               __m256 (&acc)[T]) {
+    const int o = 32 * half;
+    const __m256i low6 = _mm256_set1_epi32(0x3F3F3F3F), low4 = _mm256_set1_epi32(0x0F0F0F0F);
+    const __m256i top2 = _mm256_set1_epi32(0x03030303), nibble = _mm256_set1_epi8(0x0F);
+    const __m256i words = _mm256_set1_epi32(0x00FF00FF);
+    const __m256i u0 = load32(super + 64 + o), u1 = load32(super + 128 + o),
+                  u2 = load32(super + 192 + o);
+    const __m256i scales[2] = {
+        _mm256_and_si256(u0, low6),
+        _mm256_or_si256(_mm256_and_si256(u2, low4),
+                        _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(u0, 6), top2), 4))};
+    __m256i sums[T];
+    for (int t = 0; t < T; ++t) sums[t] = _mm256_setzero_si256();
+    for (int j = 0; j < 8; ++j) {
+      const __m256i scale = byte_as_pair(scales[j / 4], j % 4, false);
+      __m256i pairs[T];
+      for (int t = 0; t < T; ++t) pairs[t] = _mm256_setzero_si256();
+      for (int i = 0; i < 8; ++i) {
+        const __m256i packed = load32(super + 256 + 64 * (8 * (j / 2) + i) + o);
+        const __m256i codes =
+            _mm256_and_si256(j % 2 ? _mm256_srli_epi16(packed, 4) : packed, nibble);
+        for (int t = 0; t < T; ++t)
+          pairs[t] = _mm256_add_epi16(
+              pairs[t], _mm256_maddubs_epi16(codes, broadcast4(x[t]->q + 32 * j + 4 * i)));
+      }
+      for (int t = 0; t < T; ++t)
+        sums[t] = _mm256_add_epi32(sums[t], _mm256_madd_epi16(pairs[t], scale));
+    }
+    // Minimums as int16 pairs per row: (m0, m2), (m1, m3), (m4, m6), (m5, m7).
+    const __m256i mins_low = _mm256_and_si256(u1, low6);
+    const __m256i mins_high =
+        _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(u2, 4), low4),
+                        _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(u1, 6), top2), 4));
+    const __m256i min_pairs[4] = {_mm256_and_si256(mins_low, words),
+                                  _mm256_and_si256(_mm256_srli_epi32(mins_low, 8), words),
+                                  _mm256_and_si256(mins_high, words),
+                                  _mm256_and_si256(_mm256_srli_epi32(mins_high, 8), words)};
+    __m256i min_sums[T];
+    for (int t = 0; t < T; ++t) {
+      min_sums[t] = _mm256_setzero_si256();
+      for (int k = 0; k < 4; ++k) {
+        const int first = 4 * (k / 2) + k % 2;  // code sums first and first + 2
+        min_sums[t] = _mm256_add_epi32(
+            min_sums[t],
+            _mm256_madd_epi16(min_pairs[k], _mm256_set1_epi32(word_pair(x[t]->sums[first],
+                                                                        x[t]->sums[first + 2]))));
+      }
+    }
+    scale_into(load_halves8(super + 16 * half), x, sums, acc);
+    const __m256 dmin = load_halves8(super + 32 + 16 * half);
+    for (int t = 0; t < T; ++t)
+      acc[t] = _mm256_fnmadd_ps(_mm256_mul_ps(dmin, _mm256_set1_ps(x[t]->d)),
+                                _mm256_cvtepi32_ps(min_sums[t]), acc[t]);
+  }
+};
+
+// q6_K: per block of 16 (four code registers of unsigned 6-bit codes,
+// assembled from the low-nibble and high-bit chunks), two pairs of
+// vpmaddubsw summed in int16 (at most 2 x 2 x 63 x 128), vpmaddwd by the
+// rows' int8 scale; the offset of 32 as eight vpmaddwd of scale pairs
+// against the token's sums of 16; one FMA, as the AVX-512 kernel.
+struct Q6_KHalves {
+  static constexpr int64_t kBytes = kQ6_KBytes;
+  using Block = Q8KBlock;
+  template <int T>
+  TESSERA_AVX2 static void add(const uint8_t* super, int half, const Block* const (&x)[T],
+                               __m256 (&acc)[T]) {
+    const int o = 32 * half;
+    const uint8_t* scale_units = super + 32;  // four 4-byte units: scales 4k..4k+3
+    const uint8_t* low_bits = super + 288;    // ql, 32 chunks
+    const uint8_t* high_bits = super + 2336;  // qh, 16 chunks
+    const __m256i nibble = _mm256_set1_epi8(0x0F), top = _mm256_set1_epi8(0x30);
+    __m256i sums[T];
+    for (int t = 0; t < T; ++t) sums[t] = _mm256_setzero_si256();
+#pragma GCC unroll 16  // shifts and choices by block become constants
+    for (int block = 0; block < 16; ++block) {
+      const int h = block / 8, m = (block % 8) / 2, second = block % 2;
+      const __m256i scale =
+          byte_as_pair(load32(scale_units + 64 * (block / 4) + o), block % 4, true);
+      __m256i codes[4];
+      for (int i = 0; i < 4; ++i) {
+        const int g = 4 * second + i;
+        const __m256i low = load32(low_bits + 64 * (16 * h + 8 * (m % 2) + g) + o);
+        const __m256i high = load32(high_bits + 64 * (8 * h + g) + o);
+        // qh bits 2m, 2m + 1 to bits 4, 5.
+        const __m256i placed = m == 0   ? _mm256_slli_epi16(high, 4)
+                               : m == 1 ? _mm256_slli_epi16(high, 2)
+                               : m == 2 ? high
+                                        : _mm256_srli_epi16(high, 2);
+        codes[i] =
+            _mm256_or_si256(_mm256_and_si256(m >= 2 ? _mm256_srli_epi16(low, 4) : low, nibble),
+                            _mm256_and_si256(placed, top));
+      }
+      for (int t = 0; t < T; ++t) {
+        const int8_t* xq = x[t]->q + 16 * block;
+        const __m256i first = _mm256_add_epi16(_mm256_maddubs_epi16(codes[0], broadcast4(xq)),
+                                               _mm256_maddubs_epi16(codes[1], broadcast4(xq + 4)));
+        const __m256i second_pair =
+            _mm256_add_epi16(_mm256_maddubs_epi16(codes[2], broadcast4(xq + 8)),
+                             _mm256_maddubs_epi16(codes[3], broadcast4(xq + 12)));
+        sums[t] =
+            _mm256_add_epi32(sums[t], _mm256_add_epi32(_mm256_madd_epi16(first, scale),
+                                                       _mm256_madd_epi16(second_pair, scale)));
+      }
+    }
+    // Scale pairs per row as int16 words: (sc 4k, sc 4k+2) and (4k+1, 4k+3).
+    __m256i even[4], odd[4];
+    for (int k = 0; k < 4; ++k) {
+      const __m256i unit = load32(scale_units + 64 * k + o);
+      even[k] = _mm256_srai_epi16(_mm256_slli_epi16(unit, 8), 8);
+      odd[k] = _mm256_srai_epi16(unit, 8);
+    }
+    for (int t = 0; t < T; ++t) {
+      const int16_t* halves = x[t]->half_sums;
+      __m256i offset = _mm256_setzero_si256();
+      for (int k = 0; k < 4; ++k) {
+        offset = _mm256_add_epi32(
+            offset, _mm256_madd_epi16(
+                        even[k], _mm256_set1_epi32(word_pair(halves[4 * k], halves[4 * k + 2]))));
+        offset = _mm256_add_epi32(
+            offset, _mm256_madd_epi16(odd[k], _mm256_set1_epi32(word_pair(halves[4 * k + 1],
+                                                                          halves[4 * k + 3]))));
+      }
+      sums[t] = _mm256_sub_epi32(sums[t], _mm256_slli_epi32(offset, 5));
+    }
+    scale_into(load_halves8(super + 16 * half), x, sums, acc);
   }
 };
 
@@ -212,29 +386,20 @@ template <typename Format, int kHalves>
 struct HalfGroupTiles {
   template <int T>
   TESSERA_AVX2 static void run(const QuantPanel& p, int64_t r0, int64_t t0, int /*rows*/) {
+    using Block = typename Format::Block;
     const int first_half = static_cast<int>(r0 % kGroupRows) / 8;
     const uint8_t* group = p.w + static_cast<std::size_t>(r0 - r0 % kGroupRows) * p.row_bytes;
-    const ArrangedBlock* x[T];
-    for (int t = 0; t < T; ++t)
-      x[t] = static_cast<const ArrangedBlock*>(p.x) + (t0 + t) * p.x_stride;
+    const Block* x[T];
+    for (int t = 0; t < T; ++t) x[t] = static_cast<const Block*>(p.x) + (t0 + t) * p.x_stride;
     __m256 acc[kHalves][T];
     for (int h = 0; h < kHalves; ++h)
       for (int t = 0; t < T; ++t) acc[h][t] = _mm256_setzero_ps();
     for (int64_t b = 0; b < p.blocks; ++b) {
       const uint8_t* block = group + b * kGroupRows * Format::kBytes;
       stream_ahead<T == 1>(block, kGroupRows * Format::kBytes);
-      const ArrangedBlock* xb[T];
+      const Block* xb[T];
       for (int t = 0; t < T; ++t) xb[t] = x[t] + b;
-      for (int h = 0; h < kHalves; ++h) {
-        const int half = first_half + h;
-        const __m256 dw =
-            _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 16 * half)));
-        __m256i sums[T];
-        Format::sums(block + 2 * kGroupRows + 32 * half, xb, sums);
-        for (int t = 0; t < T; ++t)
-          acc[h][t] = _mm256_fmadd_ps(_mm256_mul_ps(dw, _mm256_set1_ps(xb[t]->d)),
-                                      _mm256_cvtepi32_ps(sums[t]), acc[h][t]);
-      }
+      for (int h = 0; h < kHalves; ++h) Format::add(block, first_half + h, xb, acc[h]);
     }
     for (int h = 0; h < kHalves; ++h)
       for (int t = 0; t < T; ++t)
@@ -506,9 +671,9 @@ const DotKernels* avx2_dot_kernels() {
     return f16c && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   }();
   // Tiles (rows x tokens), decode / prompt: float 4 x 1 (eight FMA chains) /
-  // 2 x 3 (six outputs from five loads); integer rows interleaved 16 x 1 /
-  // 8 x 4 (one row per lane), in GGUF's layout 4 x 1 / 4 x 2 (four rows
-  // per 128-bit accumulator); k-quants 2 x 1 / 2 x 2 (two accumulators per
+  // 2 x 3 (six outputs from five loads); block-quantized rows interleaved
+  // 16 x 1 / 8 x 4 (one row per lane); in GGUF's layout, q8_0 / q4_0 4 x 1
+  // / 4 x 2 (four rows per 128-bit accumulator), k-quants 2 x 1 / 2 x 2 (two accumulators per
   // output: what sixteen registers hold).
   static const DotKernels kernels{
       "avx2",
@@ -521,8 +686,8 @@ const DotKernels* avx2_dot_kernels() {
       half_group_panel<Q4_0Halves>,
       tiled_panel<QuantPanel, 2, 2, 2, Q4_KTile>,
       tiled_panel<QuantPanel, 2, 2, 2, Q6_KTile>,
-      nullptr,
-      nullptr,
+      half_group_panel<Q4_KHalves>,
+      half_group_panel<Q6_KHalves>,
       quantize_q8,
       quantize_q8k,
       arrange_q8,

@@ -367,12 +367,6 @@ struct Q6_KTile {
   }
 };
 
-// The int32 of two int16 words: what vpdpwssd pairs with a register's words.
-inline int32_t word_pair(int16_t low, int16_t high) {
-  return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint16_t>(low)) |
-                              (static_cast<uint32_t>(static_cast<uint16_t>(high)) << 16));
-}
-
 // q4_K, sixteen rows per register (interleaved_rows.h). Per super-block
 // and token: for each block of 32, eight vpdpbusd give the rows' exact sums,
 // times their 6-bit scales (vpmulld) into one int32 per row; the minimums'

@@ -1,6 +1,6 @@
 // q8_0 / q4_0 / q4_K / q6_K weights interleaved in groups of 16 rows: the
-// layout the AVX-512 integer kernels read (AVX2's q8_0 / q4_0 ones too, as
-// two halves of eight rows), one register lane per row, so a block of 16
+// layout the AVX-512 integer kernels read (the AVX2 ones too, as two halves
+// of eight rows), one register lane per row, so a block of 16
 // rows reduces to one exact int32 per row and lane and one multiply-add per
 // block (dot_kernels.h, "integer rows"), with no horizontal sums.
 //

@@ -97,6 +97,13 @@ TESSERA_AVX2 inline __m256i load32(const void* p) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
 }
 
+// The int32 of two int16 words: what vpmaddwd / vpdpwssd pair with a
+// register's words.
+inline int32_t word_pair(int16_t low, int16_t high) {
+  return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint16_t>(low)) |
+                              (static_cast<uint32_t>(static_cast<uint16_t>(high)) << 16));
+}
+
 // How far ahead a decode's stream of interleaved groups asks (8 KiB beat 4
 // and 16 on 1.1b-shaped matrices, matmul_bench).
 constexpr std::size_t kPrefetchBytes = 8192;

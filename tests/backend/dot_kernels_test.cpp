@@ -264,6 +264,44 @@ TEST(DotKernels, InterleavedGroupsMatchTheReferenceBitwise) {
   if (sets_with_groups == 0) GTEST_SKIP() << "no kernel set here reads interleaved rows";
 }
 
+// Every byte of the codes, sub-scales and minimums random (any GGUF file may
+// hold them; the fp16 scales kept, so the outputs stay finite): the SIMD
+// kernels' integer shortcuts (int16 sums, signs) must hold for all of them,
+// on -128 codes and full-range 6-bit values too.
+TEST(DotKernels, ArbitraryCodeBytesMatchTheReferenceBitwise) {
+  if (fast_kernels().empty()) GTEST_SKIP() << "no SIMD kernels on this CPU";
+  const DotKernels& ref = scalar_dot_kernels();
+  std::mt19937 rng(12);
+  const int64_t blocks = 16, k = 32 * blocks;
+  const Shape shape{32, 5};
+  std::vector<float> x = gaussian(static_cast<std::size_t>(k * shape.tokens), 13);
+  for (std::size_t i = 0; i < x.size(); i += 7) x[i] *= 40.0f;  // codes at +-127
+  const QuantizedX xq = quantize_both(ref, x, shape.tokens);
+  for (const DType dtype : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ6_K}) {
+    BlockRows w = block_rows(dtype, shape.rows, blocks, 14);
+    const auto block_bytes = static_cast<std::size_t>(dtype_layout(dtype).block_bytes);
+    // The fp16 scale fields of each block: d (and dmin) first, q6_K's d last.
+    const std::size_t scale_at = dtype == DType::kQ6_K ? 208 : 0;
+    const std::size_t scale_bytes = dtype == DType::kQ4_K ? 4 : 2;
+    for (std::size_t i = 0; i < w.bytes.size(); ++i) {
+      const std::size_t in_block = i % block_bytes;
+      if (in_block < scale_at || in_block >= scale_at + scale_bytes)
+        w.bytes[i] = static_cast<uint8_t>(rng());
+    }
+    const std::vector<float> expected = integer_panel(ref, dtype, w, xq, shape, blocks);
+    for (const DotKernels* fast : fast_kernels()) {
+      EXPECT_TRUE(same_bits(integer_panel(*fast, dtype, w, xq, shape, blocks), expected))
+          << fast->name << " " << dtype_name(dtype) << " in GGUF's layout";
+      if (reads_interleaved(*fast, dtype)) {
+        EXPECT_TRUE(same_bits(integer_panel(*fast, dtype, interleaved(dtype, w, shape.rows, blocks),
+                                            xq, shape, blocks, true),
+                              expected))
+            << fast->name << " " << dtype_name(dtype) << " interleaved";
+      }
+    }
+  }
+}
+
 TEST(DotKernels, InterleavedRowsDecodeToTheOriginalValues) {
   for (const DType dtype : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ6_K}) {
     const int64_t rows = 32, blocks = 16, k = 32 * blocks;
