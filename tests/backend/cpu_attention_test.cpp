@@ -259,6 +259,14 @@ std::vector<Case> cases() {
   longer.rule = {4, 9, true};
   longer.stored_keys = StoredKeys::kBeforeRope;
   out.push_back({"long_reassign_before_rope", longer});
+  // Contexts of several softmax chunks (256 keys each): one token and one kv
+  // head (split across threads, one work item per chunk), a window cutting
+  // the stored entries, and a batch (chunks walked in place).
+  out.push_back({"chunks_one_token", Problem::causal(1, 4, 1, 16, 700, 330)});
+  Problem chunks_window = Problem::causal(1, 2, 1, 16, 900, 340);
+  chunks_window.rule = {4, 600, false};
+  out.push_back({"chunks_window", chunks_window});
+  out.push_back({"chunks_batch", Problem::causal(5, 4, 2, 8, 520, 350)});
   return out;
 }
 
@@ -289,8 +297,11 @@ INSTANTIATE_TEST_SUITE_P(Cases, CpuAttention, ::testing::ValuesIn(cases()),
 // after the earlier ones were stored: prefill and decode agree, windowed and
 // renumbered too, with keys stored before or after RoPE.
 TEST(CpuAttentionChunks, BatchEqualsOneTokenAtATime) {
-  for (int mode = 0; mode < 3; ++mode) {
-    Problem whole = Problem::causal(6, 4, 2, 8, 4, 400 + mode);
+  for (int mode = 0; mode < 4; ++mode) {
+    // Mode 3: the tokens' contexts cross a softmax chunk (256 keys), and each
+    // token alone is split across three threads by chunk.
+    Problem whole = mode == 3 ? Problem::causal(6, 4, 1, 8, 253, 403)
+                              : Problem::causal(6, 4, 2, 8, 4, 400 + mode);
     if (mode == 1) whole.rule = {2, 3, false};
     if (mode == 2) {
       whole.rule = {1, 3, true};
@@ -328,7 +339,7 @@ TEST(CpuAttentionChunks, BatchEqualsOneTokenAtATime) {
             one.v[(h * m + m0 + j) * hd + d] = whole.bv[(j * whole.kv_heads + h) * hd + d];
           }
       }
-      const std::vector<float> alone = run(one, 1);
+      const std::vector<float> alone = run(one, mode == 3 ? 3 : 1);
       EXPECT_TRUE(std::equal(alone.begin(), alone.end(), batch.begin() + t * whole.heads * hd))
           << "mode " << mode << " token " << t;
     }
