@@ -80,8 +80,7 @@ void attention(const AttentionParams& a, const RopeTable& rope, ThreadPool* pool
   };
   // Sized once for the longest context the caller announced, so decoding
   // never grows it.
-  reserve_or_die(*pool,
-                 static_cast<std::size_t>(scratch_floats(std::max(capacity, context_hint))));
+  reserve_or_die(*pool, static_cast<std::size_t>(scratch_floats(std::max(capacity, context_hint))));
 
   // Too few (token, kv head) items to give every thread one, and a context
   // of several chunks: one work item per chunk, merged after. (Encoded
@@ -91,10 +90,9 @@ void attention(const AttentionParams& a, const RopeTable& rope, ThreadPool* pool
   const int64_t partial_floats = 3 + head_dim;
   float* partials = nullptr;
   if (split) {
-    partials = static_cast<float*>(
-        pool->shared_scratch(static_cast<std::size_t>(n * kv_heads * most_chunks * group *
-                                                      partial_floats) *
-                             sizeof(float)));
+    partials = static_cast<float*>(pool->shared_scratch(
+        static_cast<std::size_t>(n * kv_heads * most_chunks * group * partial_floats) *
+        sizeof(float)));
     TESSERA_CHECK(partials != nullptr, "attention: out of memory for the context's chunks");
   }
   const auto partial_of = [&](int64_t t, int64_t kvh, int64_t c, int64_t g) {
@@ -161,7 +159,8 @@ void attention(const AttentionParams& a, const RopeTable& rope, ThreadPool* pool
         }
         for (int64_t j = 0; j < seg.count; ++j) {
           const int64_t p = seg.positions[j];
-          if (a.rule.sees(position, p)) offer(ks + j * seg.k.stride[1], vs + j * seg.v.stride[1], p);
+          if (a.rule.sees(position, p))
+            offer(ks + j * seg.k.stride[1], vs + j * seg.v.stride[1], p);
         }
       }
       for (int64_t j = 0; j < n && index < limit; ++j) {
@@ -312,8 +311,8 @@ void attention(const AttentionParams& a, const RopeTable& rope, ThreadPool* pool
                   a.rule.sees(position, seg.positions[e]) ? scores[g * capacity + k++] : 0.0f;
             j = k;
           }
-          seg.codec->accumulate_encoded_heads(seg_rows, static_cast<int>(group), records,
-                                              seg.count, static_cast<int>(record_width), acc);
+          seg.codec->accumulate_encoded_heads(seg_rows, static_cast<int>(group), records, seg.count,
+                                              static_cast<int>(record_width), acc);
           return j - seg_first;
         });
     if (j % chunk_keys != 0) merge_chunk(chunks - 1);
@@ -321,8 +320,7 @@ void attention(const AttentionParams& a, const RopeTable& rope, ThreadPool* pool
     for (int64_t g = 0; g < group; ++g) {
       float* o = out_of(t, kvh, g);
       if (codec) {  // this head's part of the record-wide sum
-        codec->finish_output(acc + g * record_width, static_cast<int>(record_width),
-                             record_wide);
+        codec->finish_output(acc + g * record_width, static_cast<int>(record_width), record_wide);
         for (int64_t d = 0; d < head_dim; ++d) o[d] += record_wide[head_offset + d];
       }
       // The exp sums merged as the values were.
