@@ -90,8 +90,11 @@ void attention(const AttentionParams& a, const RopeTable& rope, ThreadPool* pool
   const int64_t partial_floats = 3 + head_dim;
   float* partials = nullptr;
   if (split) {
+    // Sized for the longest context announced (n * kv_heads < threads here),
+    // so a lengthening decode does not grow it.
+    const int64_t longest_chunks = (std::max(capacity, context_hint) + kChunkKeys - 1) / kChunkKeys;
     partials = static_cast<float*>(pool->shared_scratch(
-        static_cast<std::size_t>(n * kv_heads * most_chunks * group * partial_floats) *
+        static_cast<std::size_t>(pool->threads() * longest_chunks * group * partial_floats) *
         sizeof(float)));
     TESSERA_CHECK(partials != nullptr, "attention: out of memory for the context's chunks");
   }
