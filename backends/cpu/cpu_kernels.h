@@ -57,10 +57,11 @@ void add(const Tensor& a, const Tensor& b, const Tensor& out, ThreadPool* pool);
 
 // Grouped-query attention as Backend::attention describes it (per token and
 // kv head, every visible key is scored once for all the query heads that read
-// it). `rope` must be prepared for the head size and theta when keys are read
-// before RoPE or sinks are moved; positions past its table are computed on the
-// spot. The scratch is sized for at least `context_hint` stored + batch keys
-// (the backend's max_context), so later calls do not grow it.
+// it; the softmax in fixed chunks of visible keys merged in order, so a long
+// context may be split across threads: attention.cpp). `rope` must be prepared for the head size
+// and theta when keys are read before RoPE or sinks are moved; positions past its table are
+// computed on the spot. The scratch is sized for at least `context_hint` stored + batch keys (the
+// backend's max_context), so later calls do not grow it.
 void attention(const AttentionParams& params, const RopeTable& rope, ThreadPool* pool,
                int64_t context_hint = 0);
 
