@@ -268,7 +268,7 @@ void attention(const AttentionParams& a, const RopeTable& rope, ThreadPool* pool
         // Chunk c's weight in the merge: exp(its maximum - the largest).
         float* weight = chunk_weight + g * most_chunks;
         std::copy_n(max_of, chunks, weight);
-        vec.exp_shifted(weight, chunks, *std::max_element(max_of, max_of + chunks));
+        if (chunks > 0) vec.exp_shifted(weight, chunks, *std::max_element(max_of, max_of + chunks));
       }
     }
     if (visible == 0) return;
