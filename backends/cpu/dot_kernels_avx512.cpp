@@ -373,67 +373,58 @@ struct Q6_KTile {
 // sum is four vpdpwssd of int16 pairs of minimums against pairs of the
 // token's code sums; then two FMAs for the sixteen outputs.
 struct Q4_KGroups {
+  static constexpr int64_t kBytes = kQ4_KBytes;
   template <int T>
-  TESSERA_AVX512 static void run(const QuantPanel& p, int64_t r0, int64_t t0, int rows) {
-    const uint8_t* group = p.w + static_cast<std::size_t>(r0) * p.row_bytes;
-    const Q8KBlock* x[T];
-    for (int t = 0; t < T; ++t) x[t] = static_cast<const Q8KBlock*>(p.x) + (t0 + t) * p.x_stride;
+  TESSERA_AVX512 static void add(const uint8_t* super, const Q8KBlock* const (&x)[T],
+                                 __m512 (&acc)[T]) {
     const __m512i low6 = _mm512_set1_epi32(0x3F3F3F3F), low4 = _mm512_set1_epi32(0x0F0F0F0F);
     const __m512i top2 = _mm512_set1_epi32(0x03030303), byte = _mm512_set1_epi32(0xFF);
     const __m512i words = _mm512_set1_epi32(0x00FF00FF), nibble = _mm512_set1_epi8(0x0F);
-    __m512 acc[T];
-    for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
-    constexpr int64_t kGroupSuper = kGroupRows * kQ4_KBytes;
-    for (int64_t s = 0; s < p.blocks; ++s) {
-      const uint8_t* super = group + s * kGroupSuper;
-      stream_ahead<T == 1>(super, kGroupSuper);
-      const __m512 d = load_halves(super), dmin = load_halves(super + 32);
-      // Each row's 12 scale bytes as three dwords: the q4_K_scale_min bit
-      // fields for all sixteen rows at once.
-      const __m512i u0 = load64(super + 64), u1 = load64(super + 128), u2 = load64(super + 192);
-      const __m512i scales[2] = {
-          _mm512_and_si512(u0, low6),
-          _mm512_or_si512(_mm512_and_si512(u2, low4),
-                          _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(u0, 6), top2), 4))};
-      const __m512i mins_low = _mm512_and_si512(u1, low6);
-      const __m512i mins_high =
-          _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(u2, 4), low4),
-                          _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(u1, 6), top2), 4));
-      __m512i sums[T];
-      for (int t = 0; t < T; ++t) sums[t] = _mm512_setzero_si512();
-      const uint8_t* chunks = super + 256;
-      for (int j = 0; j < 8; ++j) {
-        const __m512i scale = _mm512_and_si512(_mm512_srli_epi32(scales[j / 4], 8 * (j % 4)), byte);
-        __m512i codes[8];
-        for (int i = 0; i < 8; ++i) {
-          const __m512i packed = load64(chunks + 64 * (8 * (j / 2) + i));
-          codes[i] = _mm512_and_si512(j % 2 ? _mm512_srli_epi16(packed, 4) : packed, nibble);
-        }
-        for (int t = 0; t < T; ++t) {
-          const __m512i block = dot_codes(_mm512_setzero_si512(), codes, x[t][s].q + 32 * j);
-          sums[t] = _mm512_add_epi32(sums[t], _mm512_mullo_epi32(block, scale));
-        }
+    const __m512 d = load_halves(super), dmin = load_halves(super + 32);
+    // Each row's 12 scale bytes as three dwords: the q4_K_scale_min bit
+    // fields for all sixteen rows at once.
+    const __m512i u0 = load64(super + 64), u1 = load64(super + 128), u2 = load64(super + 192);
+    const __m512i scales[2] = {
+        _mm512_and_si512(u0, low6),
+        _mm512_or_si512(_mm512_and_si512(u2, low4),
+                        _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(u0, 6), top2), 4))};
+    const __m512i mins_low = _mm512_and_si512(u1, low6);
+    const __m512i mins_high =
+        _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(u2, 4), low4),
+                        _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(u1, 6), top2), 4));
+    __m512i sums[T];
+    for (int t = 0; t < T; ++t) sums[t] = _mm512_setzero_si512();
+    const uint8_t* chunks = super + 256;
+    for (int j = 0; j < 8; ++j) {
+      const __m512i scale = _mm512_and_si512(_mm512_srli_epi32(scales[j / 4], 8 * (j % 4)), byte);
+      __m512i codes[8];
+      for (int i = 0; i < 8; ++i) {
+        const __m512i packed = load64(chunks + 64 * (8 * (j / 2) + i));
+        codes[i] = _mm512_and_si512(j % 2 ? _mm512_srli_epi16(packed, 4) : packed, nibble);
       }
-      // Minimums as int16 pairs per row: (m0, m2), (m1, m3), (m4, m6), (m5, m7).
-      const __m512i pairs[4] = {_mm512_and_si512(mins_low, words),
-                                _mm512_and_si512(_mm512_srli_epi32(mins_low, 8), words),
-                                _mm512_and_si512(mins_high, words),
-                                _mm512_and_si512(_mm512_srli_epi32(mins_high, 8), words)};
       for (int t = 0; t < T; ++t) {
-        const int16_t* code_sums = x[t][s].sums;
-        __m512i min_sums = _mm512_setzero_si512();
-        for (int k = 0; k < 4; ++k) {
-          const int first = 4 * (k / 2) + k % 2;  // sums first and first + 2
-          min_sums = _mm512_dpwssd_epi32(
-              min_sums, pairs[k],
-              _mm512_set1_epi32(word_pair(code_sums[first], code_sums[first + 2])));
-        }
-        const __m512 dx = _mm512_set1_ps(x[t][s].d);
-        acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(d, dx), _mm512_cvtepi32_ps(sums[t]), acc[t]);
-        acc[t] = _mm512_fnmadd_ps(_mm512_mul_ps(dmin, dx), _mm512_cvtepi32_ps(min_sums), acc[t]);
+        const __m512i block = dot_codes(_mm512_setzero_si512(), codes, x[t]->q + 32 * j);
+        sums[t] = _mm512_add_epi32(sums[t], _mm512_mullo_epi32(block, scale));
       }
     }
-    store_rows(p, r0, t0, rows, acc);
+    // Minimums as int16 pairs per row: (m0, m2), (m1, m3), (m4, m6), (m5, m7).
+    const __m512i pairs[4] = {_mm512_and_si512(mins_low, words),
+                              _mm512_and_si512(_mm512_srli_epi32(mins_low, 8), words),
+                              _mm512_and_si512(mins_high, words),
+                              _mm512_and_si512(_mm512_srli_epi32(mins_high, 8), words)};
+    for (int t = 0; t < T; ++t) {
+      const int16_t* code_sums = x[t]->sums;
+      __m512i min_sums = _mm512_setzero_si512();
+      for (int k = 0; k < 4; ++k) {
+        const int first = 4 * (k / 2) + k % 2;  // sums first and first + 2
+        min_sums = _mm512_dpwssd_epi32(
+            min_sums, pairs[k],
+            _mm512_set1_epi32(word_pair(code_sums[first], code_sums[first + 2])));
+      }
+      const __m512 dx = _mm512_set1_ps(x[t]->d);
+      acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(d, dx), _mm512_cvtepi32_ps(sums[t]), acc[t]);
+      acc[t] = _mm512_fnmadd_ps(_mm512_mul_ps(dmin, dx), _mm512_cvtepi32_ps(min_sums), acc[t]);
+    }
   }
 };
 
@@ -443,69 +434,83 @@ struct Q4_KGroups {
 // the codes' offset, 32 * (sum over blocks of scale * x codes' sum), is eight
 // vpdpwssd of scale pairs against pairs of the token's sums of 16; one FMA.
 struct Q6_KGroups {
+  static constexpr int64_t kBytes = kQ6_KBytes;
+  template <int T>
+  TESSERA_AVX512 static void add(const uint8_t* super, const Q8KBlock* const (&x)[T],
+                                 __m512 (&acc)[T]) {
+    const __m512i nibble = _mm512_set1_epi8(0x0F), top = _mm512_set1_epi8(0x30);
+    const __m512 d = load_halves(super);
+    const uint8_t* scale_units = super + 32;  // four 4-byte units: scales 4k..4k+3
+    const uint8_t* low_bits = super + 288;    // ql, 32 chunks
+    const uint8_t* high_bits = super + 2336;  // qh, 16 chunks
+    __m512i sums[T];
+    for (int t = 0; t < T; ++t) sums[t] = _mm512_setzero_si512();
+#pragma GCC unroll 16  // shifts and choices by block become constants
+    for (int block = 0; block < 16; ++block) {
+      // Elements 16 * block ..: half h, quarter m of it, first or second 16.
+      const int h = block / 8, m = (block % 8) / 2, second = block % 2;
+      const __m512i scale = _mm512_srai_epi32(
+          _mm512_slli_epi32(load64(scale_units + 64 * (block / 4)), 24 - 8 * (block % 4)), 24);
+      __m512i codes[4];
+      for (int i = 0; i < 4; ++i) {
+        const int g = 4 * second + i;
+        const __m512i low = load64(low_bits + 64 * (16 * h + 8 * (m % 2) + g));
+        const __m512i high = load64(high_bits + 64 * (8 * h + g));
+        // qh bits 2m, 2m + 1 to bits 4, 5.
+        const __m512i placed = m == 0   ? _mm512_slli_epi16(high, 4)
+                               : m == 1 ? _mm512_slli_epi16(high, 2)
+                               : m == 2 ? high
+                                        : _mm512_srli_epi16(high, 2);
+        codes[i] = _mm512_ternarylogic_epi32(
+            _mm512_and_si512(m >= 2 ? _mm512_srli_epi16(low, 4) : low, nibble), placed, top,
+            0xF8);  // a | (b & c)
+      }
+      for (int t = 0; t < T; ++t) {
+        const __m512i partial = dot_codes(_mm512_setzero_si512(), codes, x[t]->q + 16 * block);
+        sums[t] = _mm512_add_epi32(sums[t], _mm512_mullo_epi32(partial, scale));
+      }
+    }
+    // Scale pairs per row as int16 words: (sc 4k, sc 4k+2) and (4k+1, 4k+3).
+    __m512i even[4], odd[4];
+    for (int k = 0; k < 4; ++k) {
+      const __m512i unit = load64(scale_units + 64 * k);
+      even[k] = _mm512_srai_epi16(_mm512_slli_epi16(unit, 8), 8);
+      odd[k] = _mm512_srai_epi16(unit, 8);
+    }
+    for (int t = 0; t < T; ++t) {
+      const int16_t* halves = x[t]->half_sums;
+      __m512i offset = _mm512_setzero_si512();
+      for (int k = 0; k < 4; ++k) {
+        offset = _mm512_dpwssd_epi32(
+            offset, even[k], _mm512_set1_epi32(word_pair(halves[4 * k], halves[4 * k + 2])));
+        offset = _mm512_dpwssd_epi32(
+            offset, odd[k], _mm512_set1_epi32(word_pair(halves[4 * k + 1], halves[4 * k + 3])));
+      }
+      const __m512i exact = _mm512_sub_epi32(sums[t], _mm512_slli_epi32(offset, 5));
+      acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(x[t]->d)), _mm512_cvtepi32_ps(exact),
+                               acc[t]);
+    }
+  }
+};
+
+// A k-quant format's super-blocks (Format::add) over a group of 16 rows
+// against tokens t0 .. t0 + T - 1.
+template <typename Format>
+struct SuperBlockGroups {
   template <int T>
   TESSERA_AVX512 static void run(const QuantPanel& p, int64_t r0, int64_t t0, int rows) {
+    constexpr int64_t kGroupSuper = kGroupRows * Format::kBytes;
     const uint8_t* group = p.w + static_cast<std::size_t>(r0) * p.row_bytes;
     const Q8KBlock* x[T];
     for (int t = 0; t < T; ++t) x[t] = static_cast<const Q8KBlock*>(p.x) + (t0 + t) * p.x_stride;
-    const __m512i nibble = _mm512_set1_epi8(0x0F), top = _mm512_set1_epi8(0x30);
     __m512 acc[T];
     for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
-    constexpr int64_t kGroupSuper = kGroupRows * kQ6_KBytes;
     for (int64_t s = 0; s < p.blocks; ++s) {
       const uint8_t* super = group + s * kGroupSuper;
       stream_ahead<T == 1>(super, kGroupSuper);
-      const __m512 d = load_halves(super);
-      const uint8_t* scale_units = super + 32;  // four 4-byte units: scales 4k..4k+3
-      const uint8_t* low_bits = super + 288;    // ql, 32 chunks
-      const uint8_t* high_bits = super + 2336;  // qh, 16 chunks
-      __m512i sums[T];
-      for (int t = 0; t < T; ++t) sums[t] = _mm512_setzero_si512();
-#pragma GCC unroll 16  // shifts and choices by block become constants
-      for (int block = 0; block < 16; ++block) {
-        // Elements 16 * block ..: half h, quarter m of it, first or second 16.
-        const int h = block / 8, m = (block % 8) / 2, second = block % 2;
-        const __m512i scale = _mm512_srai_epi32(
-            _mm512_slli_epi32(load64(scale_units + 64 * (block / 4)), 24 - 8 * (block % 4)), 24);
-        __m512i codes[4];
-        for (int i = 0; i < 4; ++i) {
-          const int g = 4 * second + i;
-          const __m512i low = load64(low_bits + 64 * (16 * h + 8 * (m % 2) + g));
-          const __m512i high = load64(high_bits + 64 * (8 * h + g));
-          // qh bits 2m, 2m + 1 to bits 4, 5.
-          const __m512i placed = m == 0   ? _mm512_slli_epi16(high, 4)
-                                 : m == 1 ? _mm512_slli_epi16(high, 2)
-                                 : m == 2 ? high
-                                          : _mm512_srli_epi16(high, 2);
-          codes[i] = _mm512_ternarylogic_epi32(
-              _mm512_and_si512(m >= 2 ? _mm512_srli_epi16(low, 4) : low, nibble), placed, top,
-              0xF8);  // a | (b & c)
-        }
-        for (int t = 0; t < T; ++t) {
-          const __m512i partial = dot_codes(_mm512_setzero_si512(), codes, x[t][s].q + 16 * block);
-          sums[t] = _mm512_add_epi32(sums[t], _mm512_mullo_epi32(partial, scale));
-        }
-      }
-      // Scale pairs per row as int16 words: (sc 4k, sc 4k+2) and (4k+1, 4k+3).
-      __m512i even[4], odd[4];
-      for (int k = 0; k < 4; ++k) {
-        const __m512i unit = load64(scale_units + 64 * k);
-        even[k] = _mm512_srai_epi16(_mm512_slli_epi16(unit, 8), 8);
-        odd[k] = _mm512_srai_epi16(unit, 8);
-      }
-      for (int t = 0; t < T; ++t) {
-        const int16_t* halves = x[t][s].half_sums;
-        __m512i offset = _mm512_setzero_si512();
-        for (int k = 0; k < 4; ++k) {
-          offset = _mm512_dpwssd_epi32(
-              offset, even[k], _mm512_set1_epi32(word_pair(halves[4 * k], halves[4 * k + 2])));
-          offset = _mm512_dpwssd_epi32(
-              offset, odd[k], _mm512_set1_epi32(word_pair(halves[4 * k + 1], halves[4 * k + 3])));
-        }
-        const __m512i exact = _mm512_sub_epi32(sums[t], _mm512_slli_epi32(offset, 5));
-        acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(x[t][s].d)),
-                                 _mm512_cvtepi32_ps(exact), acc[t]);
-      }
+      const Q8KBlock* xs[T];
+      for (int t = 0; t < T; ++t) xs[t] = x[t] + s;
+      Format::add(super, xs, acc);
     }
     store_rows(p, r0, t0, rows, acc);
   }
@@ -607,8 +612,8 @@ const DotKernels* avx512_dot_kernels() {
         group_panel<QuantPanel, GroupTiles<Q8_0Groups, InterleavedGroup>, kGroupRows, 8>;
     set.q4_0_groups =
         group_panel<QuantPanel, GroupTiles<Q4_0Groups, InterleavedGroup>, kGroupRows, 8>;
-    set.q4_K_groups = group_panel<QuantPanel, Q4_KGroups, kGroupRows, 8>;
-    set.q6_K_groups = group_panel<QuantPanel, Q6_KGroups, kGroupRows, 8>;
+    set.q4_K_groups = group_panel<QuantPanel, SuperBlockGroups<Q4_KGroups>, kGroupRows, 8>;
+    set.q6_K_groups = group_panel<QuantPanel, SuperBlockGroups<Q6_KGroups>, kGroupRows, 8>;
     set.q4_K = tiled_panel<QuantPanel, 1, 2, 3, Q4_KTile>;
     set.q6_K = tiled_panel<QuantPanel, 1, 2, 3, Q6_KTile>;
     set.arrange_q8 = arrange_q8;
