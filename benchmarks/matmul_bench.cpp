@@ -50,15 +50,14 @@ void BM_Matmul(benchmark::State& state) {
   std::vector<uint8_t> weights(tessera::dtype_row_bytes(dtype, rows * kCols));
   tessera::quantize_row(dtype, w.data(), rows * kCols, weights.data());
   const std::size_t row_bytes = tessera::dtype_row_bytes(dtype, kCols);
-  // Integer rows as the CPU backend holds them for this set: interleaved in
-  // groups of 16 when it has kernels for that.
-  const bool interleaved = reads_interleaved(set, dtype) && interleavable(dtype, rows);
+  // Rows as the CPU backend holds them for this set: interleaved in groups
+  // when it has kernels for that.
+  const bool interleaved = reads_interleaved(set, dtype) && interleavable(dtype, rows, kCols);
   if (interleaved) {
     std::vector<uint8_t> groups(weights.size());
-    for (int64_t g = 0; g < rows; g += kGroupRows)
+    for (int64_t g = 0; g < rows; g += group_rows(dtype))
       interleave_group(dtype, weights.data() + static_cast<std::size_t>(g) * row_bytes, row_bytes,
-                       kCols / tessera::dtype_layout(dtype).block_elements,
-                       groups.data() + static_cast<std::size_t>(g) * row_bytes);
+                       kCols, groups.data() + static_cast<std::size_t>(g) * row_bytes);
     weights.swap(groups);
   }
   const std::vector<float> x = random_values(static_cast<std::size_t>(tokens * kCols), 2);
@@ -69,7 +68,7 @@ void BM_Matmul(benchmark::State& state) {
   std::vector<Q8KBlock> q8k(static_cast<std::size_t>(tokens * kCols / 256));
 
   for (auto _ : state) {
-    if (const FloatPanelKernel float_kernel = float_panel_for(set, dtype)) {
+    if (const FloatPanelKernel float_kernel = float_panel_for(set, dtype, interleaved)) {
       float_kernel(
           {weights.data(), row_bytes, rows, x.data(), kCols, tokens, kCols, out.data(), rows});
     } else if (const QuantPanelKernel integer_kernel = integer_panel_for(set, dtype, interleaved)) {

@@ -24,6 +24,18 @@ constexpr int64_t kChunkKeys = 256;
 
 constexpr float kNoKeys = -std::numeric_limits<float>::infinity();
 
+// Visible entries stored one after another: entry i's key at k + i *
+// k_stride, its value at v + i * v_stride, its position positions[i]; the
+// first is the index-th visible key of the range.
+struct Run {
+  const float* k;
+  int64_t k_stride;
+  const float* v;
+  int64_t v_stride;
+  const int32_t* positions;
+  int64_t count, index;
+};
+
 }  // namespace
 
 void attention(const AttentionParams& a, const RopeTable& rope, ThreadPool* pool,
@@ -139,15 +151,36 @@ void attention(const AttentionParams& a, const RopeTable& rope, ThreadPool* pool
       return rotated;
     };
     // Visits every visible decoded (key, value) in the fixed order: stored
-    // segments, then batch tokens, those of [first, first + limit) with
-    // their index in it. Encoded segments (only when the range is all of
-    // them) are handed to `encoded_segment` whole, in their place; it
-    // returns how many of their entries are visible.
+    // segments, then batch tokens, those of [first, first + limit), in runs
+    // of entries stored one after another (a Run). Encoded segments (only
+    // when the range is all of them) are handed to `encoded_segment` whole,
+    // in their place; it returns how many of their entries are visible.
     const auto each_visible = [&](auto&& visit, auto&& encoded_segment) {
       int64_t index = -first;
-      const auto offer = [&](const float* key, const float* value, int64_t p) {
-        if (index >= 0 && index < limit) visit(key, value, p, index);
-        ++index;
+      // Entries [0, count) from (k, v, p), all visible: the part in the range.
+      const auto offer = [&](const float* k, int64_t k_stride, const float* v, int64_t v_stride,
+                             const int32_t* p, int64_t count) {
+        const int64_t skip = std::max<int64_t>(0, -index);
+        const int64_t end = std::min(count, limit - index);
+        if (skip < end)
+          visit(Run{k + skip * k_stride, k_stride, v + skip * v_stride, v_stride, p + skip,
+                    end - skip, index + skip});
+        index += count;
+      };
+      // Entries [0, count) in runs of visible ones.
+      const auto offer_visible = [&](const float* k, int64_t k_stride, const float* v,
+                                     int64_t v_stride, const int32_t* p, int64_t count,
+                                     auto&& visible) {
+        for (int64_t j = 0; j < count && index < limit;) {
+          if (!visible(j)) {
+            ++j;
+            continue;
+          }
+          int64_t end = j + 1;
+          while (end < count && visible(end)) ++end;
+          offer(k + j * k_stride, k_stride, v + j * v_stride, v_stride, p + j, end - j);
+          j = end;
+        }
       };
       for (const KVSegment& seg : view.segments) {
         if (seg.encoded()) {
@@ -156,23 +189,36 @@ void attention(const AttentionParams& a, const RopeTable& rope, ThreadPool* pool
         }
         const float* ks = seg.k.f32() + kvh * seg.k.stride[0];
         const float* vs = seg.v.f32() + kvh * seg.v.stride[0];
-        if (!a.rule.limits() && (index + seg.count <= 0 || index >= limit)) {
-          index += seg.count;  // every entry visible, none in the range
+        if (!a.rule.limits()) {  // every entry visible
+          offer(ks, seg.k.stride[1], vs, seg.v.stride[1], seg.positions, seg.count);
           continue;
         }
-        for (int64_t j = 0; j < seg.count; ++j) {
-          const int64_t p = seg.positions[j];
-          if (a.rule.sees(position, p))
-            offer(ks + j * seg.k.stride[1], vs + j * seg.v.stride[1], p);
-        }
+        offer_visible(ks, seg.k.stride[1], vs, seg.v.stride[1], seg.positions, seg.count,
+                      [&](int64_t j) { return a.rule.sees(position, seg.positions[j]); });
       }
-      for (int64_t j = 0; j < n && index < limit; ++j) {
-        if (!a.in_batch.sees(t, j)) continue;
-        const int64_t p = a.positions[static_cast<std::size_t>(j)];
-        if (!a.rule.sees(position, p)) continue;
-        offer(a.batch_k.f32() + j * a.batch_k.stride[0] + kvh * a.batch_k.stride[1],
-              a.batch_v.f32() + j * a.batch_v.stride[0] + kvh * a.batch_v.stride[1], p);
-      }
+      offer_visible(a.batch_k.f32() + kvh * a.batch_k.stride[1], a.batch_k.stride[0],
+                    a.batch_v.f32() + kvh * a.batch_v.stride[1], a.batch_v.stride[0],
+                    a.positions.data(), n, [&](int64_t j) {
+                      return a.in_batch.sees(t, j) &&
+                             a.rule.sees(position, a.positions[static_cast<std::size_t>(j)]);
+                    });
+    };
+
+    // Scores of `count` keys (key i at keys + i * stride) for every query
+    // head of the group, at index..: one f32 panel (the float-row order),
+    // keys as the panel's rows against the heads as its tokens, or with one
+    // head, the head as the one row against the keys as tokens (so the
+    // tiles still hold several keys).
+    const auto score_keys = [&](const float* keys, int64_t stride, int64_t count, int64_t index) {
+      float* out = scores + index;
+      if (group == 1)
+        vec.f32({reinterpret_cast<const uint8_t*>(q0), static_cast<std::size_t>(head_dim) * 4, 1,
+                 keys, stride, count, head_dim, out, 1});
+      else
+        vec.f32({reinterpret_cast<const uint8_t*>(keys), static_cast<std::size_t>(stride) * 4,
+                 count, q0, a.q.stride[1], group, head_dim, out, capacity});
+      for (int64_t g = 0; g < group; ++g)
+        for (int64_t i = 0; i < count; ++i) out[g * capacity + i] *= scale;
     };
 
     // Scores: head g's for the visible keys in order at g * capacity.
@@ -184,11 +230,19 @@ void attention(const AttentionParams& a, const RopeTable& rope, ThreadPool* pool
     int64_t head_offset = 0;
     int64_t record_run = kvh;
     each_visible(
-        [&](const float* key, const float*, int64_t p, int64_t index) {
-          const float* k = key_for(key, p, rotate_stored);
-          for (int64_t g = 0; g < group; ++g)
-            scores[g * capacity + index] = vec.dot_f32(q0 + g * a.q.stride[1], k, head_dim) * scale;
-          visible = index + 1;
+        [&](const Run& run) {
+          // Keys turned by the rotation one at a time, into `rotated`.
+          const bool turned =
+              rotate_stored ||
+              (shift != 0 && std::any_of(run.positions, run.positions + run.count,
+                                         [&](int32_t p) { return p < a.rule.sink; }));
+          if (!turned)
+            score_keys(run.k, run.k_stride, run.count, run.index);
+          else
+            for (int64_t i = 0; i < run.count; ++i)
+              score_keys(key_for(run.k + i * run.k_stride, run.positions[i], rotate_stored), 0, 1,
+                         run.index + i);
+          visible = run.index + run.count;
         },
         [&](const KVSegment& seg) -> int64_t {
           const int64_t before = visible;
@@ -284,17 +338,25 @@ void attention(const AttentionParams& a, const RopeTable& rope, ThreadPool* pool
       if (to_partials || chunks == 1) return;
       for (int64_t g = 0; g < group; ++g) {
         float* sums = chunk_values + g * head_dim;
-        vec.axpy(chunk_weight[g * most_chunks + c], sums, out_of(t, kvh, g), head_dim);
+        vec.axpy_rows(chunk_weight + g * most_chunks + c, sums, 0, 1, out_of(t, kvh, g), head_dim);
         std::fill_n(sums, head_dim, 0.0f);
       }
     };
     if (!to_partials && chunks > 1) std::fill_n(chunk_values, group * head_dim, 0.0f);
     int64_t j = 0;
     each_visible(
-        [&](const float*, const float* v, int64_t, int64_t) {
-          for (int64_t g = 0; g < group; ++g)
-            vec.axpy(scores[g * capacity + j], v, sums_of(g), head_dim);
-          if (++j % chunk_keys == 0) merge_chunk(j / chunk_keys - 1);
+        [&](const Run& run) {
+          TESSERA_DCHECK(run.index == j, "attention: runs in order");
+          // Up to each chunk's end, then the chunk merged.
+          for (int64_t done = 0; done < run.count;) {
+            const int64_t take = std::min(run.count - done, chunk_keys - j % chunk_keys);
+            for (int64_t g = 0; g < group; ++g)
+              vec.axpy_rows(scores + g * capacity + j, run.v + done * run.v_stride, run.v_stride,
+                            take, sums_of(g), head_dim);
+            j += take;
+            done += take;
+            if (j % chunk_keys == 0) merge_chunk(j / chunk_keys - 1);
+          }
         },
         [&](const KVSegment& seg) -> int64_t {
           // Values summed by the codec in its domain, all the group's heads
@@ -375,7 +437,7 @@ void attention(const AttentionParams& a, const RopeTable& rope, ThreadPool* pool
           float total = 0.0f;
           for (int64_t c = 0; c < chunks; ++c) {
             const float* partial = partial_of(t, kvh, c, g);
-            vec.axpy(weight[c], partial + 3, o, head_dim);
+            vec.axpy_rows(weight + c, partial + 3, 0, 1, o, head_dim);
             total = std::fma(weight[c], partial[1], total);
           }
           const float inv_sum = 1.0f / total;

@@ -150,7 +150,7 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& out, ThreadPool* poo
   }
 
   // f32, f16 and bf16 rows are read in place, converted in registers.
-  const FloatPanelKernel kernel = float_panel_for(kernels, w.dtype);
+  const FloatPanelKernel kernel = float_panel_for(kernels, w.dtype, interleaved);
   TESSERA_DCHECK(kernel != nullptr, "matmul: weight type without a kernel");
   for_row_panels(n * k, [&](const uint8_t* rows, int64_t first, int64_t count) {
     kernel({rows, row_bytes, count, xd, xs, n, k, out.f32() + first, out.stride[0]});

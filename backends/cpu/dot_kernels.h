@@ -95,6 +95,9 @@ using QuantPanelKernel = void (*)(const QuantPanel& panel);
 struct DotKernels {
   const char* name;  // "scalar", "avx2", "avx512"
   FloatPanelKernel f32, f16, bf16;
+  // f16 / bf16 rows interleaved in groups of 4 (interleaved_rows.h; the
+  // panel starts at a group), or null.
+  FloatPanelKernel f16_groups, bf16_groups;
   QuantPanelKernel q8_0, q4_0;  // x: Q8Block
   // The same for weights interleaved in groups of 16 rows (interleaved_rows.h;
   // the panel starts at a group); null when the set reads no such layout.
@@ -112,25 +115,27 @@ struct DotKernels {
   // matmul, not per tile of rows.
   void (*arrange_q8)(DType dtype, const Q8Block* in, int64_t blocks, void* out);
   IntegerActivationLayout (*arranged_q8_layout)(int64_t blocks);
-  // Attention's vector steps, the same bits in every set: a dot product of
-  // f32 rows in the float-row order; x[i] = exp_reference(x[i] - shift)
-  // (dot_order.h); y[i] = fma(a, x[i], y[i]).
-  float (*dot_f32)(const float* a, const float* b, int64_t k);
+  // Attention's vector steps, the same bits in every set (its scores are f32
+  // panels): x[i] = exp_reference(x[i] - shift) (dot_order.h); for j <
+  // count in order, y[i] = fma(a[j], rows[j * row_stride + i], y[i]) (a
+  // run of value rows summed by their weights).
   void (*exp_shifted)(float* x, int64_t n, float shift);
-  void (*axpy)(float a, const float* x, float* y, int64_t n);
+  void (*axpy_rows)(const float* a, const float* rows, int64_t row_stride, int64_t count, float* y,
+                    int64_t n);
   // The feed-forward's gate: out[i] = (g[i] * (1 / (1 + exp_reference(-g[i])))) * u[i].
   void (*silu_mul)(const float* g, const float* u, float* out, int64_t n);
 };
 
-// The set's kernel for f32 / f16 / bf16 weights, or null for the others.
-FloatPanelKernel float_panel_for(const DotKernels& set, DType dtype);
+// The set's kernel for f32 / f16 / bf16 weights, in GGUF's layout or
+// interleaved, or null.
+FloatPanelKernel float_panel_for(const DotKernels& set, DType dtype, bool interleaved = false);
 // The set's kernel for q8_0 / q4_0 weights (Q8Block activations), in GGUF's
 // layout or interleaved, or null.
 QuantPanelKernel integer_panel_for(const DotKernels& set, DType dtype, bool interleaved = false);
 // The set's kernel for q4_K / q6_K weights (Q8KBlock activations), in GGUF's
 // layout or interleaved, or null.
 QuantPanelKernel kquant_panel_for(const DotKernels& set, DType dtype, bool interleaved = false);
-// Whether `set` has a kernel for `dtype` interleaved in groups of 16 rows
+// Whether `set` has a kernel for `dtype` interleaved in groups of rows
 // (interleaved_rows.h): what the CPU backend writes when it copies weights.
 bool reads_interleaved(const DotKernels& set, DType dtype);
 

@@ -65,6 +65,54 @@ struct FloatTiles {
   };
 };
 
+// f16 / bf16 rows interleaved in groups of 4 (interleaved_rows.h): R of a
+// group's rows from r0 (all four, or a half) times T tokens, in FloatTiles'
+// order; a step's 16 elements of each row lie side by side. Decode (T = 1)
+// streams the group ahead.
+template <typename Weight, int R>
+struct FloatGroupTiles {
+  template <int T>
+  TESSERA_AVX2 static void run(const FloatPanel& p, int64_t r0, int64_t t0, int /*rows*/) {
+    constexpr int64_t kRows = kFloatGroupRows;
+    const int64_t first = r0 % kRows;
+    const auto* group =
+        reinterpret_cast<const Weight*>(p.w + static_cast<std::size_t>(r0 - first) * p.row_bytes);
+    const float* x[T];
+    for (int t = 0; t < T; ++t) x[t] = p.x + (t0 + t) * p.x_stride;
+    __m256 low[R][T], high[R][T];
+    for (int r = 0; r < R; ++r)
+      for (int t = 0; t < T; ++t) low[r][t] = high[r][t] = _mm256_setzero_ps();
+    for (int64_t i = 0; i < p.k; i += kFloatLanes) {
+      const Weight* step = group + (i * kRows + first * kFloatLanes);
+      stream_ahead<T == 1>(reinterpret_cast<const uint8_t*>(step),
+                           R * kFloatLanes * sizeof(Weight));
+      __m256 wv[R];
+      for (int r = 0; r < R; ++r) wv[r] = load8(step + r * kFloatLanes);
+      for (int t = 0; t < T; ++t) {
+        const __m256 xv = _mm256_loadu_ps(x[t] + i);
+        for (int r = 0; r < R; ++r) low[r][t] = _mm256_fmadd_ps(wv[r], xv, low[r][t]);
+      }
+      for (int r = 0; r < R; ++r) wv[r] = load8(step + r * kFloatLanes + 8);
+      for (int t = 0; t < T; ++t) {
+        const __m256 xv = _mm256_loadu_ps(x[t] + i + 8);
+        for (int r = 0; r < R; ++r) high[r][t] = _mm256_fmadd_ps(wv[r], xv, high[r][t]);
+      }
+    }
+    for (int r = 0; r < R; ++r)
+      for (int t = 0; t < T; ++t)
+        p.out[(t0 + t) * p.out_stride + r0 + r] = sum_lanes(_mm256_add_ps(low[r][t], high[r][t]));
+  }
+};
+
+// Decode: whole groups (eight FMA chains); prompts: half groups x 3 tokens.
+template <typename Weight>
+void float_group_panel(const FloatPanel& p) {
+  if (p.tokens == 1)
+    group_panel<FloatPanel, FloatGroupTiles<Weight, 4>, kFloatGroupRows, 1>(p);
+  else
+    group_panel<FloatPanel, FloatGroupTiles<Weight, 2>, kFloatGroupRows / 2, 3>(p);
+}
+
 // Eight int32 sums of four consecutive products of signed bytes w and x,
 // given |w| (shared by every token).
 TESSERA_AVX2 inline __m256i block_lanes(__m256i w, __m256i w_magnitude, __m256i x) {
@@ -540,18 +588,6 @@ struct Q6_KTile {
 
 // Attention's vector steps (dot_kernels.h).
 
-TESSERA_AVX2 float dot_f32(const float* a, const float* b, int64_t k) {
-  __m256 low = _mm256_setzero_ps(), high = _mm256_setzero_ps();
-  int64_t i = 0;
-  for (; i + kFloatLanes <= k; i += kFloatLanes) {
-    low = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), low);
-    high = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), high);
-  }
-  float r = sum_lanes(_mm256_add_ps(low, high));
-  for (; i < k; ++i) r = fma_scalar(a[i], b[i], r);
-  return r;
-}
-
 // exp_reference on eight lanes, step for step.
 TESSERA_AVX2 inline __m256 exp8(__m256 x) {
   using namespace softmax_exp;
@@ -581,12 +617,29 @@ TESSERA_AVX2 void exp_shifted(float* x, int64_t n, float shift) {
   std::memcpy(x + i, tail, static_cast<std::size_t>(n - i) * sizeof(float));
 }
 
-TESSERA_AVX2 void axpy(float a, const float* x, float* y, int64_t n) {
-  const __m256 av = _mm256_set1_ps(a);
+// y held in registers, 32 floats at a time, while the rows pass.
+TESSERA_AVX2 void axpy_rows(const float* a, const float* rows, int64_t row_stride, int64_t count,
+                            float* y, int64_t n) {
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    _mm256_storeu_ps(y + i, _mm256_fmadd_ps(av, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
-  for (; i < n; ++i) y[i] = fma_scalar(a, x[i], y[i]);
+  for (; i + 32 <= n; i += 32) {
+    __m256 acc[4];
+    for (int c = 0; c < 4; ++c) acc[c] = _mm256_loadu_ps(y + i + 8 * c);
+    for (int64_t j = 0; j < count; ++j) {
+      const __m256 aj = _mm256_set1_ps(a[j]);
+      const float* row = rows + j * row_stride + i;
+      for (int c = 0; c < 4; ++c)
+        acc[c] = _mm256_fmadd_ps(aj, _mm256_loadu_ps(row + 8 * c), acc[c]);
+    }
+    for (int c = 0; c < 4; ++c) _mm256_storeu_ps(y + i + 8 * c, acc[c]);
+  }
+  for (; i + 8 <= n; i += 8) {
+    __m256 acc = _mm256_loadu_ps(y + i);
+    for (int64_t j = 0; j < count; ++j)
+      acc = _mm256_fmadd_ps(_mm256_set1_ps(a[j]), _mm256_loadu_ps(rows + j * row_stride + i), acc);
+    _mm256_storeu_ps(y + i, acc);
+  }
+  for (; i < n; ++i)
+    for (int64_t j = 0; j < count; ++j) y[i] = fma_scalar(a[j], rows[j * row_stride + i], y[i]);
 }
 
 TESSERA_AVX2 inline __m256 silu_mul8(__m256 g, __m256 u) {
@@ -680,6 +733,8 @@ const DotKernels* avx2_dot_kernels() {
       tiled_panel<FloatPanel, 4, 2, 3, FloatTiles<float>::template Tile>,
       tiled_panel<FloatPanel, 4, 2, 3, FloatTiles<uint16_t>::template Tile>,
       tiled_panel<FloatPanel, 4, 2, 3, FloatTiles<Bf16>::template Tile>,
+      float_group_panel<uint16_t>,
+      float_group_panel<Bf16>,
       tiled_panel<QuantPanel, 4, 4, 2, IntegerTiles<Q8_0Codes>::template Tile>,
       tiled_panel<QuantPanel, 4, 4, 2, IntegerTiles<Q4_0Codes>::template Tile>,
       half_group_panel<Q8_0Halves>,
@@ -692,9 +747,8 @@ const DotKernels* avx2_dot_kernels() {
       quantize_q8k,
       arrange_q8,
       arranged_blocks,
-      dot_f32,
       exp_shifted,
-      axpy,
+      axpy_rows,
       silu_mul};
   return supported ? &kernels : nullptr;
 }

@@ -86,6 +86,39 @@ struct FloatTiles {
   };
 };
 
+// f16 / bf16 rows interleaved in groups of 4 (interleaved_rows.h): a tile
+// of the group's rows times T tokens, one accumulator per output as in
+// FloatTiles (the same order), the four rows' 16 elements of a step read
+// side by side. Decode (T = 1) streams the group ahead.
+template <typename Weight>
+struct FloatGroupTiles {
+  template <int T>
+  TESSERA_AVX512 static void run(const FloatPanel& p, int64_t r0, int64_t t0, int /*rows*/) {
+    constexpr int R = static_cast<int>(kFloatGroupRows);  // r0 starts a group
+    const auto* group =
+        reinterpret_cast<const Weight*>(p.w + static_cast<std::size_t>(r0) * p.row_bytes);
+    const float* x[T];
+    for (int t = 0; t < T; ++t) x[t] = p.x + (t0 + t) * p.x_stride;
+    __m512 acc[R][T];
+    for (int r = 0; r < R; ++r)
+      for (int t = 0; t < T; ++t) acc[r][t] = _mm512_setzero_ps();
+    for (int64_t i = 0; i < p.k; i += kFloatLanes) {
+      const Weight* step = group + i * R;
+      if (T == 1)
+        for (std::size_t line = 0; line < R * kFloatLanes * sizeof(Weight); line += 64)
+          prefetch_ahead(reinterpret_cast<const uint8_t*>(step) + line, R * p.row_bytes);
+      __m512 wv[R];
+      for (int r = 0; r < R; ++r) wv[r] = load16(step + r * kFloatLanes);
+      for (int t = 0; t < T; ++t) {
+        const __m512 xv = _mm512_loadu_ps(x[t] + i);
+        for (int r = 0; r < R; ++r) acc[r][t] = _mm512_fmadd_ps(wv[r], xv, acc[r][t]);
+      }
+    }
+    for (int r = 0; r < R; ++r)
+      for (int t = 0; t < T; ++t) p.out[(t0 + t) * p.out_stride + r0 + r] = fold16(acc[r][t]);
+  }
+};
+
 // Integer rows, sixteen at a time, one row per lane: per block, eight
 // vpdpbusd of unsigned codes u (w = u - offset) against a token's codes
 // broadcast four at a time give each row's exact int32 sum, started at
@@ -518,16 +551,6 @@ struct SuperBlockGroups {
 
 // Attention's vector steps (dot_kernels.h), with masked tails.
 
-TESSERA_AVX512 float dot_f32(const float* a, const float* b, int64_t k) {
-  __m512 acc = _mm512_setzero_ps();
-  int64_t i = 0;
-  for (; i + kFloatLanes <= k; i += kFloatLanes)
-    acc = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), acc);
-  float r = fold16(acc);
-  for (; i < k; ++i) r = fma_scalar(a[i], b[i], r);
-  return r;
-}
-
 // exp_reference on sixteen lanes, step for step.
 TESSERA_AVX512 inline __m512 exp16(__m512 x) {
   using namespace softmax_exp;
@@ -554,13 +577,28 @@ TESSERA_AVX512 void exp_shifted(float* x, int64_t n, float shift) {
   }
 }
 
-TESSERA_AVX512 void axpy(float a, const float* x, float* y, int64_t n) {
-  const __m512 av = _mm512_set1_ps(a);
-  for (int64_t i = 0; i < n; i += 16) {
+// y held in registers, 64 floats at a time, while the rows pass.
+TESSERA_AVX512 void axpy_rows(const float* a, const float* rows, int64_t row_stride, int64_t count,
+                              float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    __m512 acc[4];
+    for (int c = 0; c < 4; ++c) acc[c] = _mm512_loadu_ps(y + i + 16 * c);
+    for (int64_t j = 0; j < count; ++j) {
+      const __m512 aj = _mm512_set1_ps(a[j]);
+      const float* row = rows + j * row_stride + i;
+      for (int c = 0; c < 4; ++c)
+        acc[c] = _mm512_fmadd_ps(aj, _mm512_loadu_ps(row + 16 * c), acc[c]);
+    }
+    for (int c = 0; c < 4; ++c) _mm512_storeu_ps(y + i + 16 * c, acc[c]);
+  }
+  for (; i < n; i += 16) {
     const auto lanes = static_cast<__mmask16>(n - i >= 16 ? 0xFFFF : (1u << (n - i)) - 1);
-    _mm512_mask_storeu_ps(y + i, lanes,
-                          _mm512_fmadd_ps(av, _mm512_maskz_loadu_ps(lanes, x + i),
-                                          _mm512_maskz_loadu_ps(lanes, y + i)));
+    __m512 acc = _mm512_maskz_loadu_ps(lanes, y + i);
+    for (int64_t j = 0; j < count; ++j)
+      acc = _mm512_fmadd_ps(_mm512_set1_ps(a[j]),
+                            _mm512_maskz_loadu_ps(lanes, rows + j * row_stride + i), acc);
+    _mm512_mask_storeu_ps(y + i, lanes, acc);
   }
 }
 
@@ -606,6 +644,8 @@ const DotKernels* avx512_dot_kernels() {
     set.f32 = tiled_panel<FloatPanel, 1, 4, 4, FloatTiles<float>::template Tile>;
     set.f16 = tiled_panel<FloatPanel, 1, 4, 4, FloatTiles<uint16_t>::template Tile>;
     set.bf16 = tiled_panel<FloatPanel, 1, 4, 4, FloatTiles<Bf16>::template Tile>;
+    set.f16_groups = group_panel<FloatPanel, FloatGroupTiles<uint16_t>, kFloatGroupRows, 4>;
+    set.bf16_groups = group_panel<FloatPanel, FloatGroupTiles<Bf16>, kFloatGroupRows, 4>;
     set.q8_0 = group_panel<QuantPanel, GroupTiles<Q8_0Groups, GatheredRows>, kGroupRows, 8>;
     set.q4_0 = group_panel<QuantPanel, GroupTiles<Q4_0Groups, GatheredRows>, kGroupRows, 8>;
     set.q8_0_groups =
@@ -618,9 +658,8 @@ const DotKernels* avx512_dot_kernels() {
     set.q6_K = tiled_panel<QuantPanel, 1, 2, 3, Q6_KTile>;
     set.arrange_q8 = arrange_q8;
     set.arranged_q8_layout = arranged_blocks;
-    set.dot_f32 = dot_f32;
     set.exp_shifted = exp_shifted;
-    set.axpy = axpy;
+    set.axpy_rows = axpy_rows;
     set.silu_mul = silu_mul;
     return &set;
   }();

@@ -44,8 +44,10 @@ void exp_shifted(float* x, int64_t n, float shift) {
   for (int64_t i = 0; i < n; ++i) x[i] = exp_reference(x[i] - shift);
 }
 
-void axpy(float a, const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = std::fma(a, x[i], y[i]);
+void axpy_rows(const float* a, const float* rows, int64_t row_stride, int64_t count, float* y,
+               int64_t n) {
+  for (int64_t j = 0; j < count; ++j)
+    for (int64_t i = 0; i < n; ++i) y[i] = std::fma(a[j], rows[j * row_stride + i], y[i]);
 }
 
 void silu_mul(const float* g, const float* u, float* out, int64_t n) {
@@ -220,6 +222,8 @@ const DotKernels& scalar_dot_kernels() {
                                   float_panel<float, dot_f32>,
                                   float_panel<uint16_t, dot_f16>,
                                   float_panel<uint16_t, dot_bf16>,
+                                  nullptr,
+                                  nullptr,
                                   quant_panel<Q8Block, dot_q8_0>,
                                   quant_panel<Q8Block, dot_q4_0>,
                                   nullptr,
@@ -232,17 +236,16 @@ const DotKernels& scalar_dot_kernels() {
                                   quantize_q8k,
                                   nullptr,
                                   nullptr,
-                                  dot_f32,
                                   exp_shifted,
-                                  axpy,
+                                  axpy_rows,
                                   silu_mul};
   return kernels;
 }
 
-FloatPanelKernel float_panel_for(const DotKernels& set, DType dtype) {
-  if (dtype == DType::kF32) return set.f32;
-  if (dtype == DType::kF16) return set.f16;
-  if (dtype == DType::kBF16) return set.bf16;
+FloatPanelKernel float_panel_for(const DotKernels& set, DType dtype, bool interleaved) {
+  if (dtype == DType::kF32) return interleaved ? nullptr : set.f32;
+  if (dtype == DType::kF16) return interleaved ? set.f16_groups : set.f16;
+  if (dtype == DType::kBF16) return interleaved ? set.bf16_groups : set.bf16;
   return nullptr;
 }
 
@@ -259,7 +262,8 @@ QuantPanelKernel kquant_panel_for(const DotKernels& set, DType dtype, bool inter
 }
 
 bool reads_interleaved(const DotKernels& set, DType dtype) {
-  return integer_panel_for(set, dtype, true) != nullptr ||
+  return float_panel_for(set, dtype, true) != nullptr ||
+         integer_panel_for(set, dtype, true) != nullptr ||
          kquant_panel_for(set, dtype, true) != nullptr;
 }
 

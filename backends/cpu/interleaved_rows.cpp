@@ -18,8 +18,17 @@ struct Field {
   uint8_t flip = 0;  // XORed into every byte
 };
 
+// A block as the group holds it: GGUF's block, or for f16 / bf16 the 16
+// elements of a row that sit side by side.
+int64_t unit_elements(DType dtype) {
+  return group_rows(dtype) == kFloatGroupRows
+             ? kFloatGroupStep
+             : static_cast<int64_t>(dtype_layout(dtype).block_elements);
+}
+
 // The fields of a block, in the order the group block holds them.
 std::span<const Field> fields_of(DType dtype) {
+  static constexpr Field kHalves[] = {{0, 32, 32}};  // f16, bf16: 16 elements
   static constexpr Field kQ8_0[] = {{0, 2, 2}, {2, 32, 4, 0x80}};
   static constexpr Field kQ4_0[] = {{0, 2, 2}, {2, 16, 4}};
   static constexpr Field kQ4_K[] = {{0, 2, 2}, {2, 2, 2}, {4, 12, 4}, {16, 128, 4}};
@@ -31,55 +40,79 @@ std::span<const Field> fields_of(DType dtype) {
       return kQ4_0;
     case DType::kQ4_K:
       return kQ4_K;
-    default:
+    case DType::kQ6_K:
       return kQ6_K;
+    default:
+      return kHalves;
   }
 }
 
-// fn(byte in row r's block, byte in the group block, flip) for every byte.
+// fn(offset in row r's block, offset in the group block, bytes, flip) for
+// every unit of every field.
 template <typename Fn>
-void for_each_byte(DType dtype, int64_t r, Fn&& fn) {
+void for_each_unit(DType dtype, int64_t r, Fn&& fn) {
+  const int64_t group = group_rows(dtype);
   int64_t field_start = 0;
   for (const Field& f : fields_of(dtype)) {
     for (int k = 0; k < f.bytes / f.unit; ++k)
-      for (int j = 0; j < f.unit; ++j)
-        fn(f.offset + k * f.unit + j, field_start + (k * kGroupRows + r) * f.unit + j, f.flip);
-    field_start += kGroupRows * f.bytes;
+      fn(f.offset + k * f.unit, field_start + (k * group + r) * f.unit, f.unit, f.flip);
+    field_start += group * f.bytes;
   }
+}
+
+// Copies a unit, XORing every byte with flip.
+void move_unit(const uint8_t* from, uint8_t* to, int bytes, uint8_t flip) {
+  std::memcpy(to, from, static_cast<std::size_t>(bytes));
+  if (flip != 0)
+    for (int i = 0; i < bytes; ++i) to[i] ^= flip;
 }
 
 }  // namespace
 
-bool interleavable(DType dtype, int64_t rows) {
-  return (dtype == DType::kQ8_0 || dtype == DType::kQ4_0 || dtype == DType::kQ4_K ||
-          dtype == DType::kQ6_K) &&
-         rows > 0 && rows % kGroupRows == 0;
+int64_t group_rows(DType dtype) {
+  switch (dtype) {
+    case DType::kQ8_0:
+    case DType::kQ4_0:
+    case DType::kQ4_K:
+    case DType::kQ6_K:
+      return kGroupRows;
+    case DType::kF16:
+    case DType::kBF16:
+      return kFloatGroupRows;
+    default:
+      return 0;
+  }
 }
 
-void interleave_group(DType dtype, const uint8_t* rows, std::size_t row_bytes, int64_t blocks,
+bool interleavable(DType dtype, int64_t rows, int64_t k) {
+  const int64_t group = group_rows(dtype);
+  return group > 0 && rows > 0 && rows % group == 0 && k > 0 && k % unit_elements(dtype) == 0;
+}
+
+void interleave_group(DType dtype, const uint8_t* rows, std::size_t row_bytes, int64_t k,
                       uint8_t* out) {
-  const auto block_bytes = static_cast<int64_t>(dtype_layout(dtype).block_bytes);
-  for (int64_t b = 0; b < blocks; ++b)
-    for (int64_t r = 0; r < kGroupRows; ++r) {
+  const int64_t group = group_rows(dtype), elements = unit_elements(dtype);
+  const auto block_bytes = static_cast<int64_t>(dtype_row_bytes(dtype, elements));
+  for (int64_t b = 0; b < k / elements; ++b)
+    for (int64_t r = 0; r < group; ++r) {
       const uint8_t* block = rows + static_cast<std::size_t>(r) * row_bytes + b * block_bytes;
-      uint8_t* group_block = out + b * kGroupRows * block_bytes;
-      for_each_byte(dtype, r, [&](int64_t plain, int64_t grouped, uint8_t flip) {
-        group_block[grouped] = block[plain] ^ flip;
+      uint8_t* group_block = out + b * group * block_bytes;
+      for_each_unit(dtype, r, [&](int64_t plain, int64_t grouped, int bytes, uint8_t flip) {
+        move_unit(block + plain, group_block + grouped, bytes, flip);
       });
     }
 }
 
 void dequantize_interleaved_row(DType dtype, const uint8_t* data, std::size_t row_bytes,
                                 int64_t row, int64_t k, float* out) {
-  const DTypeLayout layout = dtype_layout(dtype);
-  const auto block_bytes = static_cast<int64_t>(layout.block_bytes);
-  const auto elements = static_cast<int64_t>(layout.block_elements);
-  const uint8_t* group = data + static_cast<std::size_t>(row - row % kGroupRows) * row_bytes;
+  const int64_t group = group_rows(dtype), elements = unit_elements(dtype);
+  const auto block_bytes = static_cast<int64_t>(dtype_row_bytes(dtype, elements));
+  const uint8_t* first = data + static_cast<std::size_t>(row - row % group) * row_bytes;
   uint8_t block[256];
   for (int64_t b = 0; b < k / elements; ++b) {
-    const uint8_t* group_block = group + b * kGroupRows * block_bytes;
-    for_each_byte(dtype, row % kGroupRows, [&](int64_t plain, int64_t grouped, uint8_t flip) {
-      block[plain] = group_block[grouped] ^ flip;
+    const uint8_t* group_block = first + b * group * block_bytes;
+    for_each_unit(dtype, row % group, [&](int64_t plain, int64_t grouped, int bytes, uint8_t flip) {
+      move_unit(group_block + grouped, block + plain, bytes, flip);
     });
     dequantize_row(dtype, block, elements, out + b * elements);
   }

@@ -17,6 +17,13 @@
 // bytes of high bits (16 chunks). A group takes the bytes
 // its 16 rows took in GGUF's layout, so a matrix keeps its size and row r
 // belongs to the group starting at row r - r % 16.
+//
+// f16 / bf16 rows go in groups of 4 (kFloatGroupRows), 16 elements at a
+// time: elements 16s..16s+15 of row r at (4s + r) * 16 elements past the
+// group's start. A decode step then reads one stream and runs four
+// independent FMA chains (one row's float-row order is one dependent chain:
+// alone it cannot keep up with memory), and a 4-row prompt tile reads one
+// run of bytes per step instead of four rows far apart.
 #pragma once
 
 #include <cstddef>
@@ -27,14 +34,20 @@
 namespace tessera::cpu {
 
 inline constexpr int64_t kGroupRows = 16;
+inline constexpr int64_t kFloatGroupRows = 4;
+inline constexpr int64_t kFloatGroupStep = 16;  // elements of a row side by side
+
+// Rows per group for `dtype`: 16 (block types), 4 (f16, bf16), 0 (never
+// interleaved: f32 and the rest).
+int64_t group_rows(DType dtype);
 
 // Whether a [rows, k] matrix of `dtype` can be held interleaved: q8_0, q4_0,
-// q4_K or q6_K, whole groups of rows.
-bool interleavable(DType dtype, int64_t rows);
+// q4_K or q6_K, or f16 / bf16 with k a multiple of 16; whole groups of rows.
+bool interleavable(DType dtype, int64_t rows, int64_t k);
 
-// One group (16 rows of `blocks` blocks, GGUF's layout, rows row_bytes apart)
-// into `out` (16 * row_bytes bytes, not overlapping it).
-void interleave_group(DType dtype, const uint8_t* rows, std::size_t row_bytes, int64_t blocks,
+// One group (group_rows(dtype) rows of k elements, GGUF's layout, rows
+// row_bytes apart) into `out` (as many bytes, not overlapping it).
+void interleave_group(DType dtype, const uint8_t* rows, std::size_t row_bytes, int64_t k,
                       uint8_t* out);
 
 // Row `row` of an interleaved matrix (data at the first group) as floats:

@@ -41,7 +41,7 @@ Layout layout_of(std::span<Tensor* const> weights) {
 
 // The bytes of one group of interleaved rows of a [rows, k] matrix.
 std::size_t group_bytes(const Tensor& t) {
-  return dtype_row_bytes(t.dtype, t.dim(1)) * static_cast<std::size_t>(kGroupRows);
+  return dtype_row_bytes(t.dtype, t.dim(1)) * static_cast<std::size_t>(group_rows(t.dtype));
 }
 
 }  // namespace
@@ -74,7 +74,7 @@ Status WeightArena::copy(std::span<Tensor* const> weights, ThreadPool& pool,
   if (interleave)
     for (const Tensor* t : weights)
       if (t->data != nullptr && t->rank == 2 && t->is_contiguous() &&
-          interleavable(t->dtype, t->dim(0)) && interleave(t->dtype))
+          interleavable(t->dtype, t->dim(0), t->dim(1)) && interleave(t->dtype))
         to_interleave.emplace(t->data, t);
   // The copy in pieces of about 4 MiB (whole groups when interleaving),
   // spread over the threads.
@@ -107,8 +107,8 @@ Status WeightArena::copy(std::span<Tensor* const> weights, ThreadPool& pool,
       const Tensor& t = *piece.interleaved;
       const std::size_t step = group_bytes(t);
       for (std::size_t g = 0; g < piece.bytes; g += step)
-        interleave_group(t.dtype, piece.from + g, dtype_row_bytes(t.dtype, t.dim(1)),
-                         t.dim(1) / dtype_layout(t.dtype).block_elements, piece.to + g);
+        interleave_group(t.dtype, piece.from + g, dtype_row_bytes(t.dtype, t.dim(1)), t.dim(1),
+                         piece.to + g);
     }
   });
   for (Tensor* t : weights)

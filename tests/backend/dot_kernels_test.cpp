@@ -225,15 +225,55 @@ TEST(DotKernels, IntegerRowsComputeTheDotOfTheDecodedRows) {
   }
 }
 
-// GGUF rows rewritten in groups of 16 (what the CPU backend does at load for
-// the sets that read them).
+// GGUF rows of k elements rewritten in groups (what the CPU backend does at
+// load for the sets that read them).
+std::vector<uint8_t> interleaved(DType dtype, const std::vector<uint8_t>& bytes,
+                                 std::size_t row_bytes, int64_t rows, int64_t k) {
+  std::vector<uint8_t> out = bytes;
+  for (int64_t g = 0; g < rows; g += group_rows(dtype))
+    interleave_group(dtype, bytes.data() + static_cast<std::size_t>(g) * row_bytes, row_bytes, k,
+                     out.data() + static_cast<std::size_t>(g) * row_bytes);
+  return out;
+}
 BlockRows interleaved(DType dtype, const BlockRows& w, int64_t rows, int64_t blocks) {
   BlockRows out = w;
-  for (int64_t g = 0; g < rows; g += kGroupRows)
-    interleave_group(dtype, w.bytes.data() + static_cast<std::size_t>(g) * w.row_bytes, w.row_bytes,
-                     blocks / (dtype_layout(dtype).block_elements / 32),
-                     out.bytes.data() + static_cast<std::size_t>(g) * w.row_bytes);
+  out.bytes = interleaved(dtype, w.bytes, w.row_bytes, rows, 32 * blocks);
   return out;
+}
+
+TEST(DotKernels, InterleavedFloatGroupsMatchTheReferenceBitwise) {
+  const DotKernels& ref = scalar_dot_kernels();
+  int sets_with_groups = 0;
+  for (const DotKernels* fast : fast_kernels())
+    for (const DType dtype : {DType::kF16, DType::kBF16}) {
+      if (!reads_interleaved(*fast, dtype)) continue;
+      ++sets_with_groups;
+      for (const int64_t k : {16, 48, 112, 2048})
+        for (const Shape shape :
+             {Shape{4, 1}, Shape{20, 1}, Shape{8, 2}, Shape{12, 3}, Shape{16, 5}, Shape{4, 9}}) {
+          ASSERT_TRUE(interleavable(dtype, shape.rows, k));
+          const std::vector<float> w = gaussian(static_cast<std::size_t>(shape.rows * k), 30);
+          std::vector<uint8_t> rows(dtype_row_bytes(dtype, shape.rows * k));
+          quantize_row(dtype, w.data(), shape.rows * k, rows.data());
+          const std::size_t row_bytes = dtype_row_bytes(dtype, k);
+          const std::vector<uint8_t> groups = interleaved(dtype, rows, row_bytes, shape.rows, k);
+          const std::vector<float> x =
+              gaussian(static_cast<std::size_t>(shape.tokens * (k + 5)), 31);
+          const auto panel = [&](const DotKernels& set, const std::vector<uint8_t>& bytes,
+                                 bool grouped) {
+            std::vector<float> out(static_cast<std::size_t>(shape.tokens * (shape.rows + 1)),
+                                   -1.0f);
+            float_panel_for(set, dtype,
+                            grouped)({bytes.data(), row_bytes, shape.rows, x.data(), k + 5,
+                                      shape.tokens, k, out.data(), shape.rows + 1});
+            return out;
+          };
+          EXPECT_TRUE(same_bits(panel(*fast, groups, true), panel(ref, rows, false)))
+              << fast->name << " " << dtype_name(dtype) << " k " << k << " rows " << shape.rows
+              << " tokens " << shape.tokens;
+        }
+    }
+  if (sets_with_groups == 0) GTEST_SKIP() << "no kernel set here reads interleaved float rows";
 }
 
 TEST(DotKernels, InterleavedGroupsMatchTheReferenceBitwise) {
@@ -305,8 +345,8 @@ TEST(DotKernels, ArbitraryCodeBytesMatchTheReferenceBitwise) {
 TEST(DotKernels, InterleavedRowsDecodeToTheOriginalValues) {
   for (const DType dtype : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ6_K}) {
     const int64_t rows = 32, blocks = 16, k = 32 * blocks;
-    EXPECT_TRUE(interleavable(dtype, rows));
-    EXPECT_FALSE(interleavable(dtype, rows + 1));
+    EXPECT_TRUE(interleavable(dtype, rows, k));
+    EXPECT_FALSE(interleavable(dtype, rows + 1, k));
     const BlockRows w = block_rows(dtype, rows, blocks, 11);
     const BlockRows groups = interleaved(dtype, w, rows, blocks);
     std::vector<float> row(static_cast<std::size_t>(k));
@@ -316,7 +356,26 @@ TEST(DotKernels, InterleavedRowsDecodeToTheOriginalValues) {
           << dtype_name(dtype) << " row " << r;
     }
   }
-  EXPECT_FALSE(interleavable(DType::kF16, 32));
+  for (const DType dtype : {DType::kF16, DType::kBF16}) {
+    const int64_t rows = 12, k = 48;
+    EXPECT_TRUE(interleavable(dtype, rows, k));
+    EXPECT_FALSE(interleavable(dtype, rows + 2, k));
+    EXPECT_FALSE(interleavable(dtype, rows, k + 8));
+    const std::vector<float> w = gaussian(static_cast<std::size_t>(rows * k), 32);
+    std::vector<uint8_t> bytes(dtype_row_bytes(dtype, rows * k));
+    quantize_row(dtype, w.data(), rows * k, bytes.data());
+    std::vector<float> decoded(w.size());
+    dequantize_row(dtype, bytes.data(), rows * k, decoded.data());
+    const std::vector<uint8_t> groups =
+        interleaved(dtype, bytes, dtype_row_bytes(dtype, k), rows, k);
+    std::vector<float> row(static_cast<std::size_t>(k));
+    for (int64_t r = 0; r < rows; ++r) {
+      dequantize_interleaved_row(dtype, groups.data(), dtype_row_bytes(dtype, k), r, k, row.data());
+      EXPECT_EQ(std::memcmp(row.data(), decoded.data() + r * k, row.size() * sizeof(float)), 0)
+          << dtype_name(dtype) << " row " << r;
+    }
+  }
+  EXPECT_FALSE(interleavable(DType::kF32, 32, 64));
 }
 
 // NaN matches NaN (payloads may differ); anything else bit for bit.
@@ -345,9 +404,6 @@ TEST(DotKernels, AttentionStepsMatchTheReferenceBitwise) {
     const std::vector<float> a = gaussian(count, 20), b = gaussian(count, 21);
     const std::vector<float> scores = elementwise_inputs(count, 22), up = gaussian(count, 23);
     for (const DotKernels* fast : fast_kernels()) {
-      EXPECT_TRUE(
-          same_bits(fast->dot_f32(a.data(), b.data(), n), ref.dot_f32(a.data(), b.data(), n)))
-          << fast->name << " dot_f32 n " << n;
       for (const float shift : {0.0f, 3.5f, -2.0f}) {
         std::vector<float> want = scores, got = scores;
         ref.exp_shifted(want.data(), n, shift);
@@ -356,11 +412,16 @@ TEST(DotKernels, AttentionStepsMatchTheReferenceBitwise) {
           ASSERT_TRUE(same_value(got[i], want[i])) << fast->name << " exp of " << scores[i] << " - "
                                                    << shift << ": " << got[i] << " vs " << want[i];
       }
+      // Runs of 0, 1, 3 and 7 value rows, n + 3 floats apart, by their weights.
+      const std::vector<float> rows = gaussian(7 * (count + 3), 24), weights = gaussian(7, 25);
       std::vector<float> want = b, got = b;
-      ref.axpy(0.37f, a.data(), want.data(), n);
-      fast->axpy(0.37f, a.data(), got.data(), n);
-      for (std::size_t i = 0; i < count; ++i)
-        ASSERT_TRUE(same_bits(got[i], want[i])) << fast->name << " axpy n " << n << " at " << i;
+      for (const int64_t run : {0, 1, 3, 7}) {
+        ref.axpy_rows(weights.data(), rows.data(), n + 3, run, want.data(), n);
+        fast->axpy_rows(weights.data(), rows.data(), n + 3, run, got.data(), n);
+        for (std::size_t i = 0; i < count; ++i)
+          ASSERT_TRUE(same_bits(got[i], want[i]))
+              << fast->name << " axpy_rows n " << n << " run " << run << " at " << i;
+      }
       ref.silu_mul(scores.data(), up.data(), want.data(), n);
       fast->silu_mul(scores.data(), up.data(), got.data(), n);
       for (std::size_t i = 0; i < count; ++i)

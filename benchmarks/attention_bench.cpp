@@ -1,0 +1,124 @@
+// The CPU backend's attention and RMSNorm ops on one thread, at the shapes of
+// the 110m (12 heads of 64, one per kv head) and 1.1b (32 query heads of 64
+// over 4 kv heads) models: a 128-token prompt with no stored keys (causal),
+// and one decoded token over 512 or 2048 stored keys. attention_pairs/s
+// counts (query head, visible key) pairs: each is one score and one value
+// row summed. Read the times as ratios within one run.
+//
+//   build/release/benchmarks/attention_bench --benchmark_repetitions=3
+//
+// Arguments: a dummy 0 (so ctest's /0/ filter picks every case), the shape
+// (0: 110m, 1: 1.1b), tokens in the batch, stored keys.
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/cpu_kernels.h"
+#include "backends/cpu/rope_table.h"
+#include "backends/cpu/thread_pool.h"
+
+namespace {
+
+using namespace tessera;
+using namespace tessera::cpu;
+
+struct Shape {
+  const char* name;
+  int64_t heads, kv_heads, head_dim;
+};
+constexpr Shape kShapes[] = {{"110m", 12, 12, 64}, {"1.1b", 32, 4, 64}};
+
+std::vector<float> random_values(std::size_t n, uint32_t seed) {
+  std::vector<float> v(n);
+  uint32_t state = seed * 2654435761u + 1;
+  for (float& x : v) {
+    state ^= state << 13;
+    state ^= state >> 17;
+    state ^= state << 5;
+    x = static_cast<float>(state >> 8) / 16777216.0f - 0.5f;
+  }
+  return v;
+}
+
+void BM_Attention(benchmark::State& state) {
+  const Shape shape = kShapes[state.range(1)];
+  const int64_t n = state.range(2), stored = state.range(3);
+  const int64_t hd = shape.head_dim, kvh = shape.kv_heads;
+  std::vector<float> q = random_values(static_cast<std::size_t>(n * shape.heads * hd), 1);
+  std::vector<float> bk = random_values(static_cast<std::size_t>(n * kvh * hd), 2);
+  std::vector<float> bv = random_values(static_cast<std::size_t>(n * kvh * hd), 3);
+  std::vector<float> k = random_values(static_cast<std::size_t>(kvh * stored * hd), 4);
+  std::vector<float> v = random_values(static_cast<std::size_t>(kvh * stored * hd), 5);
+  std::vector<float> out(q.size());
+  std::vector<int32_t> stored_positions(static_cast<std::size_t>(stored)), positions;
+  for (int64_t j = 0; j < stored; ++j) stored_positions[static_cast<std::size_t>(j)] = static_cast<int32_t>(j);
+  for (int64_t t = 0; t < n; ++t) positions.push_back(static_cast<int32_t>(stored + t));
+  KVSegment seg;
+  seg.count = stored;
+  seg.positions = stored_positions.data();
+  seg.k = Tensor::contiguous(k.data(), DType::kF32, {kvh, stored, hd});
+  seg.v = Tensor::contiguous(v.data(), DType::kF32, {kvh, stored, hd});
+  const KVView view{std::span<const KVSegment>(&seg, stored > 0 ? 1 : 0)};
+  // Causal within the batch.
+  const int64_t words = (n + 63) / 64;
+  std::vector<uint64_t> mask(static_cast<std::size_t>(n * words));
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j <= i; ++j) mask[static_cast<std::size_t>(i * words + j / 64)] |= uint64_t{1} << (j % 64);
+  const std::vector<int32_t> view_of(static_cast<std::size_t>(n), 0);
+  AttentionParams a;
+  a.q = Tensor::contiguous(q.data(), DType::kF32, {n, shape.heads, hd});
+  a.batch_k = Tensor::contiguous(bk.data(), DType::kF32, {n, kvh, hd});
+  a.batch_v = Tensor::contiguous(bv.data(), DType::kF32, {n, kvh, hd});
+  a.positions = positions;
+  a.views = std::span<const KVView>(&view, 1);
+  a.view_of = view_of;
+  a.in_batch = {mask, words};
+  a.out = Tensor::contiguous(out.data(), DType::kF32, {n, shape.heads, hd});
+  ThreadPool pool(1);
+  RopeTable rope;
+  for (auto _ : state) {
+    attention(a, rope, &pool);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  // Token t sees the stored keys and batch tokens 0..t.
+  const double pairs = static_cast<double>(shape.heads) *
+                       static_cast<double>(n * stored + n * (n + 1) / 2);
+  state.counters["attention_pairs/s"] = benchmark::Counter(
+      pairs * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.SetLabel(std::string(shape.name) + (n == 1 ? " decode" : " prompt"));
+}
+
+void BM_RmsNorm(benchmark::State& state) {
+  const int64_t n = state.range(1), dim = 2048;
+  std::vector<float> x = random_values(static_cast<std::size_t>(n * dim), 6);
+  std::vector<float> w = random_values(static_cast<std::size_t>(dim), 7);
+  std::vector<float> out(x.size());
+  ThreadPool pool(1);
+  const Tensor xt = Tensor::contiguous(x.data(), DType::kF32, {n, dim});
+  const Tensor wt = Tensor::contiguous(w.data(), DType::kF32, {dim});
+  const Tensor ot = Tensor::contiguous(out.data(), DType::kF32, {n, dim});
+  for (auto _ : state) {
+    rms_norm(xt, wt, 1e-5f, ot, &pool);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["floats/s"] = benchmark::Counter(
+      static_cast<double>(n * dim) * static_cast<double>(state.iterations()),
+      benchmark::Counter::kIsRate);
+}
+
+BENCHMARK(BM_Attention)
+    ->Args({0, 0, 128, 0})
+    ->Args({0, 1, 128, 0})
+    ->Args({0, 0, 1, 512})
+    ->Args({0, 1, 1, 512})
+    ->Args({0, 1, 1, 2048})
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_RmsNorm)->Args({0, 1})->Args({0, 128})->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
