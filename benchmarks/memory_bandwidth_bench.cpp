@@ -2,14 +2,8 @@
 // token reads all the weights once. Two kernels over 1 GiB in all (far past
 // any cache), at 1 and 2 threads, on transparent huge pages where the kernel
 // grants them:
-//   read             a sum over one 1 GiB array (what a matrix-vector
-//                    product does), the hardware prefetcher alone;
-//   read prefetched  the same sum asking for every line 16 KiB ahead, as
-//                    the decode kernels do (on some machines, this one
-//                    among them, the hardware prefetcher alone leaves a
-//                    third of the bandwidth unused);
-//   triad            a[i] = b[i] + s * c[i] over three 341 MiB arrays
-//                    (STREAM's).
+//   read   a sum over one 1 GiB array (what a matrix-vector product does);
+//   triad  a[i] = b[i] + s * c[i] over three 341 MiB arrays (STREAM's).
 // The bytes/s counter is the figure; docs/performance.md divides a model's
 // weight bytes per token by its time per token and compares.
 //
@@ -64,21 +58,13 @@ void split(int threads, std::size_t n, Fn fn) {
 }
 
 // 32 independent partial sums (eight SSE registers), so the adds keep up
-// with memory even in a baseline x86-64 build; with `prefetch`, the two
-// lines of each step asked for 16 KiB ahead (past the end: a hint, harmless).
-float sum_range(const float* x, std::size_t begin, std::size_t end, bool prefetch) {
+// with memory even in a baseline x86-64 build.
+float sum_range(const float* x, std::size_t begin, std::size_t end) {
   constexpr int kLanes = 32;
-  constexpr std::size_t kAhead = 16384;
   float acc[kLanes] = {};
   std::size_t i = begin;
-  for (; i + kLanes <= end; i += kLanes) {
-    if (prefetch) {
-      const char* line = reinterpret_cast<const char*>(x + i) + kAhead;
-      __builtin_prefetch(line, 0, 3);
-      __builtin_prefetch(line + 64, 0, 3);
-    }
+  for (; i + kLanes <= end; i += kLanes)
     for (int l = 0; l < kLanes; ++l) acc[l] += x[i + l];
-  }
   for (; i < end; ++i) acc[0] += x[i];
   float sum = 0;
   for (float a : acc) sum += a;
@@ -86,7 +72,7 @@ float sum_range(const float* x, std::size_t begin, std::size_t end, bool prefetc
 }
 
 void BM_MemoryBandwidth(benchmark::State& state) {
-  const bool triad = state.range(0) == 1, prefetch = state.range(0) == 2;
+  const bool triad = state.range(0) == 1;
   const int threads = static_cast<int>(state.range(1));
   if (!triad) {
     Floats x(kBytes / sizeof(float));
@@ -94,7 +80,7 @@ void BM_MemoryBandwidth(benchmark::State& state) {
     std::vector<float> partial(static_cast<std::size_t>(threads));
     for (auto _ : state) {
       split(threads, x.size(), [&](int t, std::size_t b, std::size_t e) {
-        partial[static_cast<std::size_t>(t)] = sum_range(x.data(), b, e, prefetch);
+        partial[static_cast<std::size_t>(t)] = sum_range(x.data(), b, e);
       });
       benchmark::DoNotOptimize(partial.data());
     }
@@ -113,15 +99,13 @@ void BM_MemoryBandwidth(benchmark::State& state) {
     state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
                             static_cast<int64_t>(3 * n * sizeof(float)));
   }
-  state.SetLabel(std::string(triad      ? "triad"
-                             : prefetch ? "read prefetched"
-                                        : "read") +
-                 ", " + std::to_string(threads) + (threads == 1 ? " thread" : " threads"));
+  state.SetLabel(std::string(triad ? "triad" : "read") + ", " + std::to_string(threads) +
+                 (threads == 1 ? " thread" : " threads"));
 }
 
-// Args: kind (0 read, 1 triad, 2 read prefetched), threads.
+// Args: kind (0 read, 1 triad), threads.
 BENCHMARK(BM_MemoryBandwidth)
-    ->ArgsProduct({{0, 1, 2}, {1, 2}})
+    ->ArgsProduct({{0, 1}, {1, 2}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
