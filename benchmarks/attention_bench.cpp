@@ -24,29 +24,19 @@
 #include "backends/cpu/cpu_kernels.h"
 #include "backends/cpu/rope_table.h"
 #include "backends/cpu/thread_pool.h"
+#include "benchmarks/bench_values.h"
 
 namespace {
 
 using namespace tessera;
 using namespace tessera::cpu;
+using tessera::bench::random_values;
 
 struct Shape {
   const char* name;
   int64_t heads, kv_heads, head_dim;
 };
 constexpr Shape kShapes[] = {{"110m", 12, 12, 64}, {"1.1b", 32, 4, 64}};
-
-std::vector<float> random_values(std::size_t n, uint32_t seed) {
-  std::vector<float> v(n);
-  uint32_t state = seed * 2654435761u + 1;
-  for (float& x : v) {
-    state ^= state << 13;
-    state ^= state >> 17;
-    state ^= state << 5;
-    x = static_cast<float>(state >> 8) / 16777216.0f - 0.5f;
-  }
-  return v;
-}
 
 // The baseline: per token and query head, every visible key scored by a
 // plain loop, softmax by std::exp, values summed; same inputs and layout.

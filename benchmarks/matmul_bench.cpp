@@ -17,6 +17,7 @@
 
 #include "backends/cpu/dot_kernels.h"
 #include "backends/cpu/interleaved_rows.h"
+#include "benchmarks/bench_values.h"
 #include "core/tensor/block_quant.h"
 
 namespace {
@@ -28,18 +29,10 @@ constexpr DType kTypes[] = {DType::kF32,  DType::kF16,  DType::kBF16, DType::kQ8
                             DType::kQ4_0, DType::kQ4_K, DType::kQ6_K};
 constexpr int64_t kCols = 2048;
 
-// Values in [-0.05, 0.05) from a xorshift generator: the scales come out as
-// real weights' do, and 65M of them take a fraction of a second.
+// Weights and activations in [-0.05, 0.05): the scales come out as real
+// weights' do.
 std::vector<float> random_values(std::size_t n, uint32_t seed) {
-  std::vector<float> v(n);
-  uint32_t state = seed * 2654435761u + 1;
-  for (float& x : v) {
-    state ^= state << 13;
-    state ^= state >> 17;
-    state ^= state << 5;
-    x = (static_cast<float>(state >> 8) / 16777216.0f - 0.5f) * 0.1f;
-  }
-  return v;
+  return tessera::bench::random_values(n, seed, 0.1f);
 }
 
 void BM_Matmul(benchmark::State& state) {
