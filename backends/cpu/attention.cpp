@@ -212,11 +212,13 @@ void attention(const AttentionParams& a, const RopeTable& rope, ThreadPool* pool
     const auto score_keys = [&](const float* keys, int64_t stride, int64_t count, int64_t index) {
       float* out = scores + index;
       if (group == 1)
-        vec.f32({reinterpret_cast<const uint8_t*>(q0), static_cast<std::size_t>(head_dim) * 4, 1,
-                 keys, stride, count, head_dim, out, 1});
+        vec.f32({reinterpret_cast<const uint8_t*>(q0),
+                 static_cast<std::size_t>(head_dim) * sizeof(float), 1, keys, stride, count,
+                 head_dim, out, 1});
       else
-        vec.f32({reinterpret_cast<const uint8_t*>(keys), static_cast<std::size_t>(stride) * 4,
-                 count, q0, a.q.stride[1], group, head_dim, out, capacity});
+        vec.f32({reinterpret_cast<const uint8_t*>(keys),
+                 static_cast<std::size_t>(stride) * sizeof(float), count, q0, a.q.stride[1], group,
+                 head_dim, out, capacity});
       for (int64_t g = 0; g < group; ++g)
         for (int64_t i = 0; i < count; ++i) out[g * capacity + i] *= scale;
     };
