@@ -84,8 +84,8 @@ struct FloatGroupTiles {
       for (int t = 0; t < T; ++t) low[r][t] = high[r][t] = _mm256_setzero_ps();
     for (int64_t i = 0; i < p.k; i += kFloatLanes) {
       const Weight* step = group + (i * kRows + first * kFloatLanes);
-      stream_ahead<T == 1>(reinterpret_cast<const uint8_t*>(step),
-                           R * kFloatLanes * sizeof(Weight));
+      stream_ahead<T == 1>(reinterpret_cast<const uint8_t*>(step), R * kFloatLanes * sizeof(Weight),
+                           kRows * p.row_bytes);  // one group ahead
       __m256 wv[R];
       for (int r = 0; r < R; ++r) wv[r] = load8(step + r * kFloatLanes);
       for (int t = 0; t < T; ++t) {
@@ -724,7 +724,8 @@ const DotKernels* avx2_dot_kernels() {
     return f16c && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   }();
   // Tiles (rows x tokens), decode / prompt: float 4 x 1 (eight FMA chains) /
-  // 2 x 3 (six outputs from five loads); block-quantized rows interleaved
+  // 2 x 3 (six outputs from five loads), in GGUF's layout or f16 / bf16
+  // groups of 4 (whole groups / half groups); block-quantized rows interleaved
   // 16 x 1 / 8 x 4 (one row per lane); in GGUF's layout, q8_0 / q4_0 4 x 1
   // / 4 x 2 (four rows per 128-bit accumulator), k-quants 2 x 1 / 2 x 2 (two accumulators per
   // output: what sixteen registers hold).

@@ -109,12 +109,13 @@ inline int32_t word_pair(int16_t low, int16_t high) {
 constexpr std::size_t kPrefetchBytes = 8192;
 
 // Decode: a group is one stream, every line of it asked for a fixed distance
-// ahead. (A prompt's row block is cached after its first tokens: asking
-// there costs time.)
+// ahead (kPrefetchBytes for block-quantized groups; float groups ask one
+// group ahead). (A prompt's row block is cached after its first tokens:
+// asking there costs time.)
 template <bool kStream>
-inline void stream_ahead(const uint8_t* p, std::size_t bytes) {
+inline void stream_ahead(const uint8_t* p, std::size_t bytes, std::size_t ahead = kPrefetchBytes) {
   if (kStream)
-    for (std::size_t line = 0; line < bytes; line += 64) prefetch_ahead(p + line, kPrefetchBytes);
+    for (std::size_t line = 0; line < bytes; line += 64) prefetch_ahead(p + line, ahead);
 }
 
 // A token's block as the x86 integer kernels read it (arrange_q8, once per

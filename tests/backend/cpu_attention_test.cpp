@@ -211,7 +211,7 @@ struct Case {
 std::vector<Case> cases() {
   std::vector<Case> out;
   for (int64_t n : {1, 5})
-    for (int64_t kv_heads : {1, 2})
+    for (int64_t kv_heads : {1, 2, 4})  // 4: one query head per kv head
       for (int64_t cached : {0, 7})
         for (int mode = 0; mode < 5; ++mode) {
           Problem p = Problem::causal(n, 4, kv_heads, 8, cached, 100 + n * 10 + cached);
@@ -267,6 +267,7 @@ std::vector<Case> cases() {
   chunks_window.rule = {4, 600, false};
   out.push_back({"chunks_window", chunks_window});
   out.push_back({"chunks_batch", Problem::causal(5, 4, 2, 8, 520, 350)});
+  out.push_back({"chunks_one_head_per_kv_head", Problem::causal(3, 2, 2, 16, 600, 360)});
   return out;
 }
 

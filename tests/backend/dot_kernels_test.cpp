@@ -401,7 +401,7 @@ TEST(DotKernels, AttentionStepsMatchTheReferenceBitwise) {
   const DotKernels& ref = scalar_dot_kernels();
   for (const int64_t n : {1, 5, 8, 15, 16, 17, 33, 64, 100, 128, 257}) {
     const auto count = static_cast<std::size_t>(n);
-    const std::vector<float> a = gaussian(count, 20), b = gaussian(count, 21);
+    const std::vector<float> b = gaussian(count, 21);
     const std::vector<float> scores = elementwise_inputs(count, 22), up = gaussian(count, 23);
     for (const DotKernels* fast : fast_kernels()) {
       for (const float shift : {0.0f, 3.5f, -2.0f}) {
