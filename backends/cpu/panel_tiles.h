@@ -77,12 +77,35 @@ constexpr std::array<void (*)(const Panel&, int64_t, int64_t, int), sizeof...(t)
   return {&Tiles::template run<t + 1>...};
 }
 
+// One token (decode) over groups of TileRows rows: kStreams groups at a
+// time, one from each of kStreams equal parts of the panel,
+// Tiles::run_streams<kStreams>(panel, first_rows), then the rest of the
+// groups one at a time. One core keeps more lines in flight reading four
+// places at once than one (memory_bandwidth_bench: "read 4 streams" against
+// "read"); every output is the same sum as run<1> would make.
+template <typename Panel, typename Tiles, int TileRows, int kStreams>
+void group_decode_streams(const Panel& p) {
+  const int64_t per_stream = p.rows / TileRows / kStreams;
+  for (int64_t g = 0; g < per_stream; ++g) {
+    int64_t first[kStreams];
+    for (int s = 0; s < kStreams; ++s) first[s] = (s * per_stream + g) * TileRows;
+    Tiles::template run_streams<kStreams>(p, first);
+  }
+  for (int64_t r = kStreams * per_stream * TileRows; r < p.rows; r += TileRows)
+    Tiles::template run<1>(p, r, 0, static_cast<int>(std::min<int64_t>(TileRows, p.rows - r)));
+}
+
 // Weights interleaved in groups of rows (interleaved_rows.h): tiles of
 // TileRows rows (a group, or part of one) times up to T tokens,
 // Tiles::run<tokens>(panel, first_row, first_token, rows), in row blocks
-// that stay in cache while every token passes.
+// that stay in cache while every token passes; decode through
+// group_decode_streams where Tiles has kDecodeStreams.
 template <typename Panel, typename Tiles, int TileRows, int T>
 void group_panel(const Panel& p) {
+  if constexpr (requires { Tiles::kDecodeStreams; }) {
+    if (p.tokens == 1)
+      return group_decode_streams<Panel, Tiles, TileRows, Tiles::kDecodeStreams>(p);
+  }
   static constexpr auto tiles =
       group_tile_table<Panel, Tiles>(std::make_integer_sequence<int, T>{});
   const auto tile_bytes = static_cast<std::size_t>(TileRows) * p.row_bytes;

@@ -41,11 +41,12 @@ std::vector<const DotKernels*> fast_kernels() {
 constexpr int64_t kLengths[] = {1, 7, 15, 16, 17, 31, 32, 33, 64, 100, 172, 256, 999, 4101};
 
 // Panel shapes: one token (decode tiles) and several (prompt tiles), with
-// rows and tokens that leave partial tiles at the edges.
+// rows and tokens that leave partial tiles at the edges (70 rows of one
+// token: four groups of 16 read at once in decode, then a partial one).
 struct Shape {
   int64_t rows, tokens;
 };
-constexpr Shape kShapes[] = {{1, 1}, {3, 1}, {13, 1}, {2, 2}, {5, 4}, {9, 7}, {17, 9}};
+constexpr Shape kShapes[] = {{1, 1}, {3, 1}, {13, 1}, {70, 1}, {2, 2}, {5, 4}, {9, 7}, {17, 9}};
 
 // Weight rows in one of the float types, `row_elements` apart (more than k:
 // the row stride is the panel's, not k).
@@ -248,9 +249,11 @@ TEST(DotKernels, InterleavedFloatGroupsMatchTheReferenceBitwise) {
     for (const DType dtype : {DType::kF16, DType::kBF16}) {
       if (!reads_interleaved(*fast, dtype)) continue;
       ++sets_with_groups;
+      // 20 and 68 rows of one token: decode reads four groups at a time
+      // (group_panel), then the rest one by one.
       for (const int64_t k : {16, 48, 112, 2048})
-        for (const Shape shape :
-             {Shape{4, 1}, Shape{20, 1}, Shape{8, 2}, Shape{12, 3}, Shape{16, 5}, Shape{4, 9}}) {
+        for (const Shape shape : {Shape{4, 1}, Shape{20, 1}, Shape{68, 1}, Shape{8, 2},
+                                  Shape{12, 3}, Shape{16, 5}, Shape{4, 9}}) {
           ASSERT_TRUE(interleavable(dtype, shape.rows, k));
           const std::vector<float> w = gaussian(static_cast<std::size_t>(shape.rows * k), 30);
           std::vector<uint8_t> rows(dtype_row_bytes(dtype, shape.rows * k));
@@ -283,7 +286,10 @@ TEST(DotKernels, InterleavedGroupsMatchTheReferenceBitwise) {
     if (!reads_interleaved(*fast, DType::kQ4_0)) continue;
     ++sets_with_groups;
     for (const int64_t blocks : {1, 3, 8, 64, 136})
-      for (const Shape shape : {Shape{16, 1}, Shape{32, 3}, Shape{48, 9}, Shape{16, 17}}) {
+      // One token over 5 and 9 groups: decode reads four groups at a time
+      // (group_panel), then the rest one by one.
+      for (const Shape shape :
+           {Shape{16, 1}, Shape{80, 1}, Shape{144, 1}, Shape{32, 3}, Shape{48, 9}, Shape{16, 17}}) {
         const int64_t k = 32 * blocks;
         std::vector<float> x = gaussian(static_cast<std::size_t>(k * shape.tokens), 9);
         if (blocks > 2) std::fill_n(x.begin() + 32, 32, 0.0f);
