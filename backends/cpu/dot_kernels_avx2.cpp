@@ -104,7 +104,6 @@ struct FloatGroupTiles {
   }
 };
 
-// Decode: whole groups (eight FMA chains); prompts: half groups x 3 tokens.
 // Decode over S groups at once, each from its own part of the panel
 // (group_decode_streams), every row's sum as FloatGroupTiles<Weight, 4>
 // makes it. Two streams: four would not fit sixteen registers.
@@ -137,6 +136,8 @@ struct FloatGroupStreams : FloatGroupTiles<Weight, 4> {
   }
 };
 
+// Decode: two whole groups at once (sixteen FMA chains); prompts: half
+// groups x 3 tokens.
 template <typename Weight>
 void float_group_panel(const FloatPanel& p) {
   if (p.tokens == 1)
@@ -489,8 +490,9 @@ struct HalfGroupTiles {
 
 // Decode: whole groups, one at a time (four at once, as the AVX-512
 // q8_0 / q4_0 kernels read them, ran 1.1b q8_0 and q4_0 generation at half
-// the speed here: sixteen registers do not hold four groups' sums); prompts:
-// half groups x 4 tokens (what sixteen registers hold).
+// the speed with this set forced on a Zen 5: sixteen registers do not hold
+// four groups' sums); prompts: half groups x 4 tokens (what sixteen
+// registers hold).
 template <typename Format>
 void half_group_panel(const QuantPanel& p) {
   if (p.tokens == 1)
