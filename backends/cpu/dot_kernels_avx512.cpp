@@ -688,11 +688,12 @@ const DotKernels* avx512_dot_kernels() {
     // (f32, mapped weights): decode streams weights once, one row at a time
     // asking four rows ahead (1.1b generation 6% faster than several rows
     // side by side); prompts 4 x 4 (sixteen outputs from eight loads).
-    // f16 / bf16 groups of 4: 4 x 1 (one stream, four chains) / 4 x 4.
-    // Block-quantized types: groups of
-    // 16 rows x 8 tokens (16 x 1 in decode: the group is one stream, asked
-    // for 8 KiB ahead); k-quants kept in GGUF's layout (mapped weights, row
-    // counts not a multiple of 16) 1 x 1 / 2 x 3.
+    // f16 / bf16 groups of 4: decode four groups at once, one from each
+    // quarter of the panel (group_decode_streams) / 4 x 4. Block-quantized
+    // types: groups of 16 rows x 8 tokens; decode q8_0 / q4_0 four groups
+    // at once, q4_K / q6_K one group as one stream asked for 8 KiB ahead;
+    // k-quants kept in GGUF's layout (mapped weights, row counts not a
+    // multiple of 16) 1 x 1 / 2 x 3.
     set.f32 = tiled_panel<FloatPanel, 1, 4, 4, FloatTiles<float>::template Tile>;
     set.f16 = tiled_panel<FloatPanel, 1, 4, 4, FloatTiles<uint16_t>::template Tile>;
     set.bf16 = tiled_panel<FloatPanel, 1, 4, 4, FloatTiles<Bf16>::template Tile>;

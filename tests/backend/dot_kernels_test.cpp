@@ -249,8 +249,8 @@ TEST(DotKernels, InterleavedFloatGroupsMatchTheReferenceBitwise) {
     for (const DType dtype : {DType::kF16, DType::kBF16}) {
       if (!reads_interleaved(*fast, dtype)) continue;
       ++sets_with_groups;
-      // 20 and 68 rows of one token: decode reads four groups at a time
-      // (group_panel), then the rest one by one.
+      // 20 and 68 rows of one token: decode reads several groups at a time
+      // (four on AVX-512, two on AVX2; group_panel), then the rest one by one.
       for (const int64_t k : {16, 48, 112, 2048})
         for (const Shape shape : {Shape{4, 1}, Shape{20, 1}, Shape{68, 1}, Shape{8, 2},
                                   Shape{12, 3}, Shape{16, 5}, Shape{4, 9}}) {
