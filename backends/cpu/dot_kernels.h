@@ -8,11 +8,16 @@
 // logits are the same bits computed alone or inside any prompt
 // (docs/performance.md, "Summation order"):
 //
-//  - float rows (f32, f16, bf16 weights; x f32): 16 lanes; lane l accumulates
-//    fma(w[i], x[i], acc) over i = l (mod 16) of the 16-aligned prefix; lanes
-//    l and l + 8 are added, the eight sums as
+//  - f32 rows (f32 weights, attention's scores; x f32): 16 lanes; lane l
+//    accumulates fma(w[i], x[i], acc) over i = l (mod 16) of the 16-aligned
+//    prefix; lanes l and l + 8 are added, the eight sums as
 //    ((s0 + s4) + (s2 + s6)) + ((s1 + s5) + (s3 + s7)); then the tail, in
 //    order, by fma. (One 512-bit register, or two 256-bit ones, per output.)
+//  - half rows (f16, bf16 weights; x f32): one fma chain over the elements
+//    in order, acc = fma(w[i], x[i], acc) from 0. (SIMD kernels put sixteen
+//    rows in a register's lanes, interleaved_rows.h or gathered, and
+//    broadcast x[i]: a prompt tile then loads one weight vector per element
+//    for all its tokens, with no horizontal sums.)
 //  - integer rows (q8_0, q4_0 weights; x quantized to Q8Block): per block
 //    of 32, one exact int32 sum of the 32 products; the output is one fma
 //    chain over the blocks in order, acc = fma(d_w * d_x, float(sum), acc)
@@ -95,7 +100,7 @@ using QuantPanelKernel = void (*)(const QuantPanel& panel);
 struct DotKernels {
   const char* name;  // "scalar", "avx2", "avx512"
   FloatPanelKernel f32, f16, bf16;
-  // f16 / bf16 rows interleaved in groups of 4 (interleaved_rows.h; the
+  // f16 / bf16 rows interleaved in groups of 16 (interleaved_rows.h; the
   // panel starts at a group), or null.
   FloatPanelKernel f16_groups, bf16_groups;
   QuantPanelKernel q8_0, q4_0;  // x: Q8Block

@@ -65,85 +65,122 @@ struct FloatTiles {
   };
 };
 
-// f16 / bf16 rows interleaved in groups of 4 (interleaved_rows.h): R of a
-// group's rows from r0 (all four, or a half) times T tokens, in FloatTiles'
-// order; a step's 16 elements of each row lie side by side. Decode (T = 1)
-// streams the group ahead.
-template <typename Weight, int R>
-struct FloatGroupTiles {
-  template <int T>
-  TESSERA_AVX2 static void run(const FloatPanel& p, int64_t r0, int64_t t0, int /*rows*/) {
-    constexpr int64_t kRows = kFloatGroupRows;
-    const int64_t first = r0 % kRows;
-    const auto* group =
-        reinterpret_cast<const Weight*>(p.w + static_cast<std::size_t>(r0 - first) * p.row_bytes);
+// Half rows (f16, bf16), one row per lane: sixteen rows are two 8-lane
+// halves, one FMA per element and half with x[i] broadcast (dot_kernels.h,
+// "half rows"). The rows come from a source (x86_simd.h): a group
+// interleaved at load, or rows in GGUF's layout transposed block by block.
+
+// A group's outputs (its first `rows`) from the two halves.
+TESSERA_AVX2 inline void store_halves(float* out, int rows, const __m256 (&v)[2]) {
+  if (rows == kHalfBlock) {
+    _mm256_storeu_ps(out, v[0]);
+    _mm256_storeu_ps(out + 8, v[1]);
+    return;
+  }
+  float all[kHalfBlock];
+  _mm256_storeu_ps(all, v[0]);
+  _mm256_storeu_ps(all + 8, v[1]);
+  std::memcpy(out, all, static_cast<std::size_t>(rows) * sizeof(float));
+}
+
+template <typename Weight, template <typename> class Source>
+struct HalfRowTiles {
+  // Rows r0 .. r0 + rows - 1 (rows <= 16) against tokens t0 .. t0 + T - 1;
+  // kResume: each sum goes on from the value in out (row_halves_prompt).
+  template <int T, bool kResume = false>
+  TESSERA_AVX2 static void run(const FloatPanel& p, int64_t r0, int64_t t0, int rows) {
+    const Source<Weight> source(p, r0, rows);
     const float* x[T];
     for (int t = 0; t < T; ++t) x[t] = p.x + (t0 + t) * p.x_stride;
-    __m256 low[R][T], high[R][T];
-    for (int r = 0; r < R; ++r)
-      for (int t = 0; t < T; ++t) low[r][t] = high[r][t] = _mm256_setzero_ps();
-    for (int64_t i = 0; i < p.k; i += kFloatLanes) {
-      const Weight* step = group + (i * kRows + first * kFloatLanes);
-      stream_ahead<T == 1>(reinterpret_cast<const uint8_t*>(step), R * kFloatLanes * sizeof(Weight),
-                           kRows * p.row_bytes);  // one group ahead
-      __m256 wv[R];
-      for (int r = 0; r < R; ++r) wv[r] = load8(step + r * kFloatLanes);
-      for (int t = 0; t < T; ++t) {
-        const __m256 xv = _mm256_loadu_ps(x[t] + i);
-        for (int r = 0; r < R; ++r) low[r][t] = _mm256_fmadd_ps(wv[r], xv, low[r][t]);
-      }
-      for (int r = 0; r < R; ++r) wv[r] = load8(step + r * kFloatLanes + 8);
-      for (int t = 0; t < T; ++t) {
-        const __m256 xv = _mm256_loadu_ps(x[t] + i + 8);
-        for (int r = 0; r < R; ++r) high[r][t] = _mm256_fmadd_ps(wv[r], xv, high[r][t]);
-      }
+    __m256 acc[T][2];
+    for (int t = 0; t < T; ++t) {
+      float start[kHalfBlock] = {};
+      if (kResume)
+        std::memcpy(start, p.out + (t0 + t) * p.out_stride + r0,
+                    static_cast<std::size_t>(rows) * sizeof(float));
+      acc[t][0] = _mm256_loadu_ps(start);
+      acc[t][1] = _mm256_loadu_ps(start + 8);
     }
-    for (int r = 0; r < R; ++r)
-      for (int t = 0; t < T; ++t)
-        p.out[(t0 + t) * p.out_stride + r0 + r] = sum_lanes(_mm256_add_ps(low[r][t], high[r][t]));
-  }
-};
-
-// Decode over S groups at once, each from its own part of the panel
-// (group_decode_streams), every row's sum as FloatGroupTiles<Weight, 4>
-// makes it. Two streams: four would not fit sixteen registers.
-template <typename Weight>
-struct FloatGroupStreams : FloatGroupTiles<Weight, 4> {
-  static constexpr int kDecodeStreams = 2;
-  template <int S>
-  TESSERA_AVX2 static void run_streams(const FloatPanel& p, const int64_t (&r0)[S]) {
-    constexpr int R = static_cast<int>(kFloatGroupRows);
-    const Weight* group[S];
-    for (int s = 0; s < S; ++s)
-      group[s] =
-          reinterpret_cast<const Weight*>(p.w + static_cast<std::size_t>(r0[s]) * p.row_bytes);
-    __m256 low[S][R], high[S][R];
-    for (int s = 0; s < S; ++s)
-      for (int r = 0; r < R; ++r) low[s][r] = high[s][r] = _mm256_setzero_ps();
-    for (int64_t i = 0; i < p.k; i += kFloatLanes) {
-      const __m256 x_low = _mm256_loadu_ps(p.x + i), x_high = _mm256_loadu_ps(p.x + i + 8);
-      for (int s = 0; s < S; ++s) {
-        const Weight* step = group[s] + i * R;
-        for (int r = 0; r < R; ++r) {
-          low[s][r] = _mm256_fmadd_ps(load8(step + r * kFloatLanes), x_low, low[s][r]);
-          high[s][r] = _mm256_fmadd_ps(load8(step + r * kFloatLanes + 8), x_high, high[s][r]);
+    alignas(32) HalfScratch scratch;
+    int64_t i = 0;
+    for (; i + kHalfBlock <= p.k; i += kHalfBlock) {
+      if (T == 1) source.ask_ahead(i);
+      const Weight* block = source.block(i, scratch);
+      for (int e = 0; e < kHalfBlock; ++e) {
+        const __m256 w[2] = {load8(block + e * kHalfBlock), load8(block + e * kHalfBlock + 8)};
+        for (int t = 0; t < T; ++t) {
+          const __m256 xv = _mm256_broadcast_ss(x[t] + i + e);
+          for (int h = 0; h < 2; ++h) acc[t][h] = _mm256_fmadd_ps(w[h], xv, acc[t][h]);
         }
       }
     }
-    for (int s = 0; s < S; ++s)
-      for (int r = 0; r < R; ++r)
-        p.out[r0[s] + r] = sum_lanes(_mm256_add_ps(low[s][r], high[s][r]));
+    for (; i < p.k; ++i) {
+      uint16_t lanes[kHalfBlock];
+      const Weight* element = source.element(i, lanes);
+      const __m256 w[2] = {load8(element), load8(element + 8)};
+      for (int t = 0; t < T; ++t) {
+        const __m256 xv = _mm256_broadcast_ss(x[t] + i);
+        for (int h = 0; h < 2; ++h) acc[t][h] = _mm256_fmadd_ps(w[h], xv, acc[t][h]);
+      }
+    }
+    for (int t = 0; t < T; ++t) store_halves(p.out + (t0 + t) * p.out_stride + r0, rows, acc[t]);
+  }
+
+  // Decode over S groups at once, each from its own part of the panel
+  // (group_decode_streams): every row's sum as run<1> makes it. (Asking
+  // for lines ahead, as AVX-512 does, made no difference here: 1.1b f16
+  // generation with TESSERA_CPU_KERNELS=avx2.)
+  template <int S>
+  TESSERA_AVX2 static void run_streams(const FloatPanel& p, const int64_t (&r0)[S]) {
+    Source<Weight> source[S];
+    for (int s = 0; s < S; ++s) source[s] = Source<Weight>(p, r0[s], kHalfBlock);
+    __m256 acc[S][2];
+    for (int s = 0; s < S; ++s) acc[s][0] = acc[s][1] = _mm256_setzero_ps();
+    alignas(32) HalfScratch scratch[S];
+    int64_t i = 0;
+    for (; i + kHalfBlock <= p.k; i += kHalfBlock) {
+      const Weight* block[S];
+      for (int s = 0; s < S; ++s) block[s] = source[s].block(i, scratch[s]);
+      for (int e = 0; e < kHalfBlock; ++e) {
+        const __m256 xv = _mm256_broadcast_ss(p.x + i + e);
+        for (int s = 0; s < S; ++s)
+          for (int h = 0; h < 2; ++h)
+            acc[s][h] = _mm256_fmadd_ps(load8(block[s] + e * kHalfBlock + 8 * h), xv, acc[s][h]);
+      }
+    }
+    for (; i < p.k; ++i)
+      for (int s = 0; s < S; ++s) {
+        uint16_t lanes[kHalfBlock];
+        const Weight* element = source[s].element(i, lanes);
+        const __m256 xv = _mm256_broadcast_ss(p.x + i);
+        for (int h = 0; h < 2; ++h)
+          acc[s][h] = _mm256_fmadd_ps(load8(element + 8 * h), xv, acc[s][h]);
+      }
+    for (int s = 0; s < S; ++s) store_halves(p.out + r0[s], kHalfBlock, acc[s]);
   }
 };
 
-// Decode: two whole groups at once (sixteen FMA chains); prompts: half
-// groups x 3 tokens.
+// Interleaved groups: decode two groups at once, one from each half of the
+// panel (four FMA chains); prompts: sixteen rows x 4 tokens (eight
+// accumulators).
 template <typename Weight>
-void float_group_panel(const FloatPanel& p) {
+void half_group_rows_panel(const FloatPanel& p) {
+  using Tiles = HalfRowTiles<Weight, HalfGroup>;
   if (p.tokens == 1)
-    group_panel<FloatPanel, FloatGroupStreams<Weight>, kFloatGroupRows, 1>(p);
+    group_decode_streams<FloatPanel, Tiles, kHalfBlock, 2>(p);
   else
-    group_panel<FloatPanel, FloatGroupTiles<Weight, 2>, kFloatGroupRows / 2, 3>(p);
+    group_panel<FloatPanel, Tiles, kHalfBlock, 4>(p);
+}
+
+// Rows in GGUF's layout: decode sixteen rows at a time, transposed block by
+// block (each asking for the next sixteen rows); prompts as
+// row_halves_prompt.
+template <typename Weight>
+void row_halves_panel(const FloatPanel& p) {
+  if (p.tokens == 1)
+    group_panel<FloatPanel, HalfRowTiles<Weight, RowHalves>, kHalfBlock, 1>(p);
+  else
+    row_halves_prompt<HalfRowTiles<Weight, HalfGroup>, Weight, kHalfBlock, 4>(p);
 }
 
 // Eight int32 sums of four consecutive products of signed bytes w and x,
@@ -759,19 +796,20 @@ const DotKernels* avx2_dot_kernels() {
     const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & (1u << 29)) != 0;
     return f16c && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   }();
-  // Tiles (rows x tokens), decode / prompt: float 4 x 1 (eight FMA chains) /
-  // 2 x 3 (six outputs from five loads), in GGUF's layout or f16 / bf16
-  // groups of 4 (whole groups / half groups); block-quantized rows interleaved
+  // Tiles (rows x tokens), decode / prompt: f32 4 x 1 (eight FMA chains) /
+  // 2 x 3 (six outputs from five loads); f16 / bf16 one row per lane, in
+  // groups of 16 or transposed from GGUF's layout, two groups at once / 16 x 4;
+  // block-quantized rows interleaved
   // 16 x 1 / 8 x 4 (one row per lane); in GGUF's layout, q8_0 / q4_0 4 x 1
   // / 4 x 2 (four rows per 128-bit accumulator), k-quants 2 x 1 / 2 x 2 (two accumulators per
   // output: what sixteen registers hold).
   static const DotKernels kernels{
       "avx2",
       tiled_panel<FloatPanel, 4, 2, 3, FloatTiles<float>::template Tile>,
-      tiled_panel<FloatPanel, 4, 2, 3, FloatTiles<uint16_t>::template Tile>,
-      tiled_panel<FloatPanel, 4, 2, 3, FloatTiles<Bf16>::template Tile>,
-      float_group_panel<uint16_t>,
-      float_group_panel<Bf16>,
+      row_halves_panel<uint16_t>,
+      row_halves_panel<Bf16>,
+      half_group_rows_panel<uint16_t>,
+      half_group_rows_panel<Bf16>,
       tiled_panel<QuantPanel, 4, 4, 2, IntegerTiles<Q8_0Codes>::template Tile>,
       tiled_panel<QuantPanel, 4, 4, 2, IntegerTiles<Q4_0Codes>::template Tile>,
       half_group_panel<Q8_0Halves>,

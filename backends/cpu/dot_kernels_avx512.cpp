@@ -1,11 +1,13 @@
 // AVX-512 (F, BW, DQ, VL, VNNI, VBMI, GFNI) versions of dot_kernels.h,
 // compiled per function and chosen at run time, like the AVX2 ones. The
-// summation order is the same. Float rows: a 512-bit register is one
-// output's 16 lanes. Block-quantized rows: a register holds sixteen rows, one
-// per lane, each lane's exact int32 per block (or super-block) scaled by one
-// FMA; the weights are read interleaved in groups of 16 rows
+// summation order is the same. f32 rows: a 512-bit register is one
+// output's 16 lanes. Half rows (f16, bf16): a register holds sixteen rows,
+// one per lane, one FMA per element. Block-quantized rows: sixteen rows per
+// register too, each lane's exact int32 per block (or super-block) scaled by
+// one FMA. Weights are read interleaved in groups of 16 rows
 // (interleaved_rows.h, written when the backend copies them) or gathered
-// from GGUF's layout (q8_0 / q4_0; k-quants in GGUF's layout go row by row).
+// from GGUF's layout (q8_0, q4_0; f16 / bf16 transposed in registers;
+// k-quants in GGUF's layout go row by row).
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -86,67 +88,134 @@ struct FloatTiles {
   };
 };
 
-// f16 / bf16 rows interleaved in groups of 4 (interleaved_rows.h): a tile
-// of the group's rows times T tokens, one accumulator per output as in
-// FloatTiles (the same order), the four rows' 16 elements of a step read
-// side by side. Decode (T = 1) streams the group ahead; group_panel reads
-// four groups at once through run_streams.
-template <typename Weight>
-struct FloatGroupTiles {
-  template <int T>
-  TESSERA_AVX512 static void run(const FloatPanel& p, int64_t r0, int64_t t0, int /*rows*/) {
-    constexpr int R = static_cast<int>(kFloatGroupRows);  // r0 starts a group
-    const auto* group =
-        reinterpret_cast<const Weight*>(p.w + static_cast<std::size_t>(r0) * p.row_bytes);
+// Half rows (f16, bf16), sixteen rows per register, one per lane: the
+// half-row order (dot_kernels.h) is one FMA per element for all sixteen,
+// x[i] broadcast. The rows come from a source (x86_simd.h): a group
+// interleaved at load, or rows in GGUF's layout transposed block by block.
+
+// out[r] for the tile's `rows` rows (a group's sixteen lanes, or fewer at a
+// panel's edge).
+TESSERA_AVX512 inline void store_lanes(float* out, int rows, __m512 v) {
+  _mm512_mask_storeu_ps(out, static_cast<__mmask16>((1u << rows) - 1), v);
+}
+
+template <typename Weight, template <typename> class Source>
+struct HalfRowTiles {
+  // G sets of sixteen rows (G = 2: rows 16..31 in the second) times T tokens.
+  // kResume: each sum goes on from the value in out (the chain of an
+  // earlier stretch of the row; row_halves_prompt) instead of from 0.
+  template <int G, int T, bool kResume = false>
+  TESSERA_AVX512 static void tile(const FloatPanel& p, int64_t r0, int64_t t0, int rows) {
+    Source<Weight> source[G];
+    int lanes[G];
+    for (int g = 0; g < G; ++g) {
+      lanes[g] = std::min<int>(kHalfBlock, rows - g * kHalfBlock);
+      source[g] = Source<Weight>(p, r0 + g * kHalfBlock, lanes[g]);
+    }
     const float* x[T];
     for (int t = 0; t < T; ++t) x[t] = p.x + (t0 + t) * p.x_stride;
-    __m512 acc[R][T];
-    for (int r = 0; r < R; ++r)
-      for (int t = 0; t < T; ++t) acc[r][t] = _mm512_setzero_ps();
-    for (int64_t i = 0; i < p.k; i += kFloatLanes) {
-      const Weight* step = group + i * R;
-      // One group ahead (16 KiB on 1.1b rows; 8 KiB ahead read 30% slower
-      // from memory in matmul_bench).
-      stream_ahead<T == 1>(reinterpret_cast<const uint8_t*>(step), R * kFloatLanes * sizeof(Weight),
-                           R * p.row_bytes);
-      __m512 wv[R];
-      for (int r = 0; r < R; ++r) wv[r] = load16(step + r * kFloatLanes);
-      for (int t = 0; t < T; ++t) {
-        const __m512 xv = _mm512_loadu_ps(x[t] + i);
-        for (int r = 0; r < R; ++r) acc[r][t] = _mm512_fmadd_ps(wv[r], xv, acc[r][t]);
+    __m512 acc[G][T];
+    for (int g = 0; g < G; ++g)
+      for (int t = 0; t < T; ++t)
+        acc[g][t] =
+            kResume ? _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << lanes[g]) - 1),
+                                            p.out + (t0 + t) * p.out_stride + r0 + g * kHalfBlock)
+                    : _mm512_setzero_ps();
+    alignas(64) HalfScratch scratch[G];
+    int64_t i = 0;
+    for (; i + kHalfBlock <= p.k; i += kHalfBlock) {
+      const Weight* block[G];
+      for (int g = 0; g < G; ++g) {
+        if (T == 1) source[g].ask_ahead(i);
+        block[g] = source[g].block(i, scratch[g]);
       }
+      for (int e = 0; e < kHalfBlock; ++e)
+        for (int t = 0; t < T; ++t) {
+          const __m512 xv = _mm512_set1_ps(x[t][i + e]);
+          for (int g = 0; g < G; ++g)
+            acc[g][t] = _mm512_fmadd_ps(load16(block[g] + e * kHalfBlock), xv, acc[g][t]);
+        }
     }
-    for (int r = 0; r < R; ++r)
-      for (int t = 0; t < T; ++t) p.out[(t0 + t) * p.out_stride + r0 + r] = fold16(acc[r][t]);
+    for (; i < p.k; ++i) {
+      uint16_t element[G][kHalfBlock];
+      __m512 w[G];
+      for (int g = 0; g < G; ++g) w[g] = load16(source[g].element(i, element[g]));
+      for (int t = 0; t < T; ++t)
+        for (int g = 0; g < G; ++g)
+          acc[g][t] = _mm512_fmadd_ps(w[g], _mm512_set1_ps(x[t][i]), acc[g][t]);
+    }
+    for (int g = 0; g < G; ++g)
+      for (int t = 0; t < T; ++t)
+        store_lanes(p.out + (t0 + t) * p.out_stride + r0 + g * kHalfBlock, lanes[g], acc[g][t]);
+  }
+
+  // Rows r0 .. r0 + rows - 1 (rows <= 32) against tokens t0 .. t0 + T - 1.
+  template <int T, bool kResume = false>
+  TESSERA_AVX512 static void run(const FloatPanel& p, int64_t r0, int64_t t0, int rows) {
+    if (rows > kHalfBlock)
+      tile<2, T, kResume>(p, r0, t0, rows);
+    else
+      tile<1, T, kResume>(p, r0, t0, rows);
   }
 
   // Decode over S groups at once, each from its own part of the panel
-  // (group_decode_streams): every row's sum as run<1> makes it. No software
-  // prefetch: with four streams the hardware's keeps up (asking one group
-  // ahead per stream was no faster, 1.1b f16 generation).
-  static constexpr int kDecodeStreams = 4;
+  // (group_decode_streams): every row's sum as run<1> makes it.
   template <int S>
   TESSERA_AVX512 static void run_streams(const FloatPanel& p, const int64_t (&r0)[S]) {
-    constexpr int R = static_cast<int>(kFloatGroupRows);
-    const Weight* group[S];
-    for (int s = 0; s < S; ++s)
-      group[s] =
-          reinterpret_cast<const Weight*>(p.w + static_cast<std::size_t>(r0[s]) * p.row_bytes);
-    __m512 acc[S][R];
-    for (int s = 0; s < S; ++s)
-      for (int r = 0; r < R; ++r) acc[s][r] = _mm512_setzero_ps();
-    for (int64_t i = 0; i < p.k; i += kFloatLanes) {
-      const __m512 xv = _mm512_loadu_ps(p.x + i);
+    Source<Weight> source[S];
+    for (int s = 0; s < S; ++s) source[s] = Source<Weight>(p, r0[s], kHalfBlock);
+    __m512 acc[S];
+    for (int s = 0; s < S; ++s) acc[s] = _mm512_setzero_ps();
+    alignas(64) HalfScratch scratch[S];
+    int64_t i = 0;
+    for (; i + kHalfBlock <= p.k; i += kHalfBlock) {
+      const Weight* block[S];
       for (int s = 0; s < S; ++s) {
-        const Weight* step = group[s] + i * R;
-        for (int r = 0; r < R; ++r)
-          acc[s][r] = _mm512_fmadd_ps(load16(step + r * kFloatLanes), xv, acc[s][r]);
+        source[s].ask_ahead(i);
+        block[s] = source[s].block(i, scratch[s]);
+      }
+      for (int e = 0; e < kHalfBlock; ++e) {
+        const __m512 xv = _mm512_set1_ps(p.x[i + e]);
+        for (int s = 0; s < S; ++s)
+          acc[s] = _mm512_fmadd_ps(load16(block[s] + e * kHalfBlock), xv, acc[s]);
       }
     }
-    for (int s = 0; s < S; ++s)
-      for (int r = 0; r < R; ++r) p.out[r0[s] + r] = fold16(acc[s][r]);
+    for (; i < p.k; ++i)
+      for (int s = 0; s < S; ++s) {
+        uint16_t element[kHalfBlock];
+        acc[s] =
+            _mm512_fmadd_ps(load16(source[s].element(i, element)), _mm512_set1_ps(p.x[i]), acc[s]);
+      }
+    for (int s = 0; s < S; ++s) store_lanes(p.out + r0[s], kHalfBlock, acc[s]);
   }
 };
+
+// Interleaved groups: decode four groups at once, one from each quarter of
+// the panel (one core keeps more lines in flight from four streams);
+// prompts: two groups
+// (32 rows) x 8 tokens, sixteen accumulators fed by two weight loads and
+// eight broadcasts per element. (More tokens per tile read slower: the
+// tokens' rows lie 4 KiB multiples apart, and more than eight of them
+// crowd one set of the L1 cache.)
+template <typename Weight>
+void half_group_rows_panel(const FloatPanel& p) {
+  using Tiles = HalfRowTiles<Weight, HalfGroup>;
+  if (p.tokens == 1)
+    group_decode_streams<FloatPanel, Tiles, kHalfBlock, 4>(p);
+  else
+    group_panel<FloatPanel, Tiles, 2 * kHalfBlock, 8>(p);
+}
+
+// Rows in GGUF's layout: decode sixteen rows at a time, transposed block by
+// block (each asking for the next sixteen rows); prompts as
+// row_halves_prompt.
+template <typename Weight>
+void row_halves_panel(const FloatPanel& p) {
+  if (p.tokens == 1)
+    group_panel<FloatPanel, HalfRowTiles<Weight, RowHalves>, kHalfBlock, 1>(p);
+  else
+    row_halves_prompt<HalfRowTiles<Weight, HalfGroup>, Weight, 2 * kHalfBlock, 8>(p);
+}
 
 // Integer rows, sixteen at a time, one row per lane: per block, eight
 // vpdpbusd of unsigned codes u (w = u - offset) against a token's codes
@@ -278,7 +347,7 @@ struct GroupTiles {
     store_rows(p, r0, t0, rows, acc);
   }
 
-  // Decode over S whole groups at once, as FloatGroupTiles::run_streams.
+  // Decode over S whole groups at once, as HalfRowTiles::run_streams.
   static constexpr int kDecodeStreams = 4;
   template <int S>
   TESSERA_AVX512 static void run_streams(const QuantPanel& p, const int64_t (&r0)[S]) {
@@ -684,21 +753,21 @@ const DotKernels* avx512_dot_kernels() {
     if (avx2 == nullptr || !cpu_has_avx512_vnni_vbmi()) return nullptr;
     static DotKernels set = *avx2;  // activation quantizing: AVX2
     set.name = "avx512";
-    // Tiles (rows x tokens), decode / prompt. Float rows in GGUF's layout
-    // (f32, mapped weights): decode streams weights once, one row at a time
-    // asking four rows ahead (1.1b generation 6% faster than several rows
-    // side by side); prompts 4 x 4 (sixteen outputs from eight loads).
-    // f16 / bf16 groups of 4: decode four groups at once, one from each
-    // quarter of the panel (group_decode_streams) / 4 x 4. Block-quantized
-    // types: groups of 16 rows x 8 tokens; decode q8_0 / q4_0 four groups
-    // at once, q4_K / q6_K one group as one stream asked for 8 KiB ahead;
-    // k-quants kept in GGUF's layout (mapped weights, row counts not a
-    // multiple of 16) 1 x 1 / 2 x 3.
+    // Tiles (rows x tokens), decode / prompt. f32 rows: decode streams
+    // weights once, one row at a time asking four rows ahead (1.1b
+    // generation 6% faster than several rows side by side); prompts 4 x 4
+    // (sixteen outputs from eight loads). f16 / bf16, one row per lane,
+    // interleaved in groups of 16 or transposed from GGUF's layout: decode
+    // four groups at once, one from each quarter of the panel
+    // (group_decode_streams) / 32 x 8. Block-quantized types: groups of 16
+    // rows x 8 tokens; decode q8_0 / q4_0 four groups at once, q4_K / q6_K
+    // one group as one stream asked for 8 KiB ahead; k-quants kept in GGUF's
+    // layout (mapped weights, row counts not a multiple of 16) 1 x 1 / 2 x 3.
     set.f32 = tiled_panel<FloatPanel, 1, 4, 4, FloatTiles<float>::template Tile>;
-    set.f16 = tiled_panel<FloatPanel, 1, 4, 4, FloatTiles<uint16_t>::template Tile>;
-    set.bf16 = tiled_panel<FloatPanel, 1, 4, 4, FloatTiles<Bf16>::template Tile>;
-    set.f16_groups = group_panel<FloatPanel, FloatGroupTiles<uint16_t>, kFloatGroupRows, 4>;
-    set.bf16_groups = group_panel<FloatPanel, FloatGroupTiles<Bf16>, kFloatGroupRows, 4>;
+    set.f16 = row_halves_panel<uint16_t>;
+    set.bf16 = row_halves_panel<Bf16>;
+    set.f16_groups = half_group_rows_panel<uint16_t>;
+    set.bf16_groups = half_group_rows_panel<Bf16>;
     set.q8_0 = group_panel<QuantPanel, GroupTiles<Q8_0Groups, GatheredRows>, kGroupRows, 8>;
     set.q4_0 = group_panel<QuantPanel, GroupTiles<Q4_0Groups, GatheredRows>, kGroupRows, 8>;
     set.q8_0_groups =

@@ -32,12 +32,20 @@ float dot_f32(const float* w, const float* x, int64_t k) {
   return dot_float_rows([w](int64_t i) { return w[i]; }, x, k);
 }
 
+// Half rows: one chain, element by element.
+template <typename Weight>
+float dot_half_rows(Weight w, const float* x, int64_t k) {
+  float acc = 0;
+  for (int64_t i = 0; i < k; ++i) acc = std::fma(w(i), x[i], acc);
+  return acc;
+}
+
 float dot_f16(const uint16_t* w, const float* x, int64_t k) {
-  return dot_float_rows([w](int64_t i) { return f16_to_f32(w[i]); }, x, k);
+  return dot_half_rows([w](int64_t i) { return f16_to_f32(w[i]); }, x, k);
 }
 
 float dot_bf16(const uint16_t* w, const float* x, int64_t k) {
-  return dot_float_rows([w](int64_t i) { return bf16_to_float(w[i]); }, x, k);
+  return dot_half_rows([w](int64_t i) { return bf16_to_float(w[i]); }, x, k);
 }
 
 void exp_shifted(float* x, int64_t n, float shift) {

@@ -18,17 +18,13 @@ struct Field {
   uint8_t flip = 0;  // XORed into every byte
 };
 
-// A block as the group holds it: GGUF's block, or for f16 / bf16 the 16
-// elements of a row that sit side by side.
-int64_t unit_elements(DType dtype) {
-  return group_rows(dtype) == kFloatGroupRows
-             ? kFloatGroupStep
-             : static_cast<int64_t>(dtype_layout(dtype).block_elements);
+// f16 and bf16: element by element, not in blocks (interleaved_rows.h).
+bool half_rows(DType dtype) {
+  return dtype == DType::kF16 || dtype == DType::kBF16;
 }
 
 // The fields of a block, in the order the group block holds them.
 std::span<const Field> fields_of(DType dtype) {
-  static constexpr Field kHalves[] = {{0, 32, 32}};  // f16, bf16: 16 elements
   static constexpr Field kQ8_0[] = {{0, 2, 2}, {2, 32, 4, 0x80}};
   static constexpr Field kQ4_0[] = {{0, 2, 2}, {2, 16, 4}};
   static constexpr Field kQ4_K[] = {{0, 2, 2}, {2, 2, 2}, {4, 12, 4}, {16, 128, 4}};
@@ -40,10 +36,8 @@ std::span<const Field> fields_of(DType dtype) {
       return kQ4_0;
     case DType::kQ4_K:
       return kQ4_K;
-    case DType::kQ6_K:
-      return kQ6_K;
     default:
-      return kHalves;
+      return kQ6_K;
   }
 }
 
@@ -75,10 +69,9 @@ int64_t group_rows(DType dtype) {
     case DType::kQ4_0:
     case DType::kQ4_K:
     case DType::kQ6_K:
-      return kGroupRows;
     case DType::kF16:
     case DType::kBF16:
-      return kFloatGroupRows;
+      return kGroupRows;
     default:
       return 0;
   }
@@ -86,12 +79,22 @@ int64_t group_rows(DType dtype) {
 
 bool interleavable(DType dtype, int64_t rows, int64_t k) {
   const int64_t group = group_rows(dtype);
-  return group > 0 && rows > 0 && rows % group == 0 && k > 0 && k % unit_elements(dtype) == 0;
+  return group > 0 && rows > 0 && rows % group == 0 && k > 0 &&
+         (half_rows(dtype) || k % dtype_layout(dtype).block_elements == 0);
 }
 
 void interleave_group(DType dtype, const uint8_t* rows, std::size_t row_bytes, int64_t k,
                       uint8_t* out) {
-  const int64_t group = group_rows(dtype), elements = unit_elements(dtype);
+  if (half_rows(dtype)) {
+    auto* units = reinterpret_cast<uint16_t*>(out);
+    for (int64_t r = 0; r < kGroupRows; ++r) {
+      const uint8_t* row = rows + static_cast<std::size_t>(r) * row_bytes;
+      for (int64_t i = 0; i < k; ++i) std::memcpy(&units[i * kGroupRows + r], row + 2 * i, 2);
+    }
+    return;
+  }
+  const int64_t group = group_rows(dtype);
+  const auto elements = static_cast<int64_t>(dtype_layout(dtype).block_elements);
   const auto block_bytes = static_cast<int64_t>(dtype_row_bytes(dtype, elements));
   for (int64_t b = 0; b < k / elements; ++b)
     for (int64_t r = 0; r < group; ++r) {
@@ -105,9 +108,18 @@ void interleave_group(DType dtype, const uint8_t* rows, std::size_t row_bytes, i
 
 void dequantize_interleaved_row(DType dtype, const uint8_t* data, std::size_t row_bytes,
                                 int64_t row, int64_t k, float* out) {
-  const int64_t group = group_rows(dtype), elements = unit_elements(dtype);
-  const auto block_bytes = static_cast<int64_t>(dtype_row_bytes(dtype, elements));
+  const int64_t group = group_rows(dtype);
   const uint8_t* first = data + static_cast<std::size_t>(row - row % group) * row_bytes;
+  if (half_rows(dtype)) {
+    uint16_t half[1];
+    for (int64_t i = 0; i < k; ++i) {
+      std::memcpy(half, first + 2 * (i * group + row % group), 2);
+      dequantize_row(dtype, half, 1, out + i);
+    }
+    return;
+  }
+  const auto elements = static_cast<int64_t>(dtype_layout(dtype).block_elements);
+  const auto block_bytes = static_cast<int64_t>(dtype_row_bytes(dtype, elements));
   uint8_t block[256];
   for (int64_t b = 0; b < k / elements; ++b) {
     const uint8_t* group_block = first + b * group * block_bytes;

@@ -18,12 +18,11 @@
 // its 16 rows took in GGUF's layout, so a matrix keeps its size and row r
 // belongs to the group starting at row r - r % 16.
 //
-// f16 / bf16 rows go in groups of 4 (kFloatGroupRows), 16 elements at a
-// time: elements 16s..16s+15 of row r at (4s + r) * 16 elements past the
-// group's start. A decode step then reads one stream and runs four
-// independent FMA chains (one row's float-row order is one dependent chain:
-// alone it cannot keep up with memory), and a 4-row prompt tile reads one
-// run of bytes per step instead of four rows far apart.
+// f16 / bf16 rows go in groups of 16 too, element by element: element i of
+// row r at i * 16 + r (2-byte units) past the group's start. One 32-byte
+// load is then element i of sixteen rows, one per lane: the half-row order
+// (dot_kernels.h) is one FMA per element for the sixteen rows, and a prompt
+// tile uses it for every token with x[i] broadcast.
 #pragma once
 
 #include <cstddef>
@@ -34,15 +33,13 @@
 namespace tessera::cpu {
 
 inline constexpr int64_t kGroupRows = 16;
-inline constexpr int64_t kFloatGroupRows = 4;
-inline constexpr int64_t kFloatGroupStep = 16;  // elements of a row side by side
 
-// Rows per group for `dtype`: 16 (block types), 4 (f16, bf16), 0 (never
+// Rows per group for `dtype`: 16 (block types, f16, bf16), 0 (never
 // interleaved: f32 and the rest).
 int64_t group_rows(DType dtype);
 
 // Whether a [rows, k] matrix of `dtype` can be held interleaved: q8_0, q4_0,
-// q4_K or q6_K, or f16 / bf16 with k a multiple of 16; whole groups of rows.
+// q4_K or q6_K, or f16 / bf16 of any k; whole groups of rows.
 bool interleavable(DType dtype, int64_t rows, int64_t k);
 
 // One group (group_rows(dtype) rows of k elements, GGUF's layout, rows

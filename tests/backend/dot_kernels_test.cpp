@@ -249,11 +249,13 @@ TEST(DotKernels, InterleavedFloatGroupsMatchTheReferenceBitwise) {
     for (const DType dtype : {DType::kF16, DType::kBF16}) {
       if (!reads_interleaved(*fast, dtype)) continue;
       ++sets_with_groups;
-      // 20 and 68 rows of one token: decode reads several groups at a time
-      // (four on AVX-512, two on AVX2; group_panel), then the rest one by one.
-      for (const int64_t k : {16, 48, 112, 2048})
-        for (const Shape shape : {Shape{4, 1}, Shape{20, 1}, Shape{68, 1}, Shape{8, 2},
-                                  Shape{12, 3}, Shape{16, 5}, Shape{4, 9}}) {
+      // 80 and 144 rows of one token: decode reads several groups at a time
+      // (four on AVX-512, two on AVX2; group_decode_streams), then the rest
+      // one by one; 48 rows of several tokens: a 32-row prompt tile and a
+      // 16-row one. Odd k: the last element alone.
+      for (const int64_t k : {1, 2, 7, 16, 48, 113, 2048})
+        for (const Shape shape : {Shape{16, 1}, Shape{80, 1}, Shape{144, 1}, Shape{32, 2},
+                                  Shape{48, 3}, Shape{16, 5}, Shape{48, 9}, Shape{32, 17}}) {
           ASSERT_TRUE(interleavable(dtype, shape.rows, k));
           const std::vector<float> w = gaussian(static_cast<std::size_t>(shape.rows * k), 30);
           std::vector<uint8_t> rows(dtype_row_bytes(dtype, shape.rows * k));
@@ -363,10 +365,9 @@ TEST(DotKernels, InterleavedRowsDecodeToTheOriginalValues) {
     }
   }
   for (const DType dtype : {DType::kF16, DType::kBF16}) {
-    const int64_t rows = 12, k = 48;
-    EXPECT_TRUE(interleavable(dtype, rows, k));
-    EXPECT_FALSE(interleavable(dtype, rows + 2, k));
-    EXPECT_FALSE(interleavable(dtype, rows, k + 8));
+    const int64_t rows = 32, k = 45;  // any row length: element by element
+    ASSERT_TRUE(interleavable(dtype, rows, k));
+    EXPECT_FALSE(interleavable(dtype, rows + 4, k));
     const std::vector<float> w = gaussian(static_cast<std::size_t>(rows * k), 32);
     std::vector<uint8_t> bytes(dtype_row_bytes(dtype, rows * k));
     quantize_row(dtype, w.data(), rows * k, bytes.data());

@@ -14,15 +14,19 @@
 namespace tessera {
 namespace {
 
-// The same logits, bitwise, from the copy as from the mapping: f32 and the
-// block types. (With AVX-512 the copy holds q8_0 / q4_0 / q4_K / q6_K rows
-// interleaved in groups of 16, read by other kernels than the mapping's
-// GGUF layout, embedding table included.)
+// The same logits, bitwise, from the copy as from the mapping: f32, f16,
+// bf16 and the block types. (The copy holds f16 / bf16 rows, and with
+// AVX-512 q8_0 / q4_0 / q4_K / q6_K rows, interleaved in groups of 16, read
+// by other kernels than the mapping's GGUF layout, embedding table
+// included; stories260K's 172-row feed-forward matrices stay in GGUF's
+// layout in both.)
 TEST(BackendWeights, CopiedWeightsGiveTheSameLogitsAsMappedOnes) {
   const std::string stories = testing::kSharedModels + "stories260K.gguf";
   const std::vector<int32_t> tokens = {1, 415, 264, 86, 310, 291, 403, 32};
   for (const std::string& path :
-       {stories, testing::quantized(stories, "q4_0", "stories260K"),
+       {stories, testing::quantized(stories, "f16", "stories260K"),
+        testing::quantized(stories, "bf16", "stories260K"),
+        testing::quantized(stories, "q4_0", "stories260K"),
         testing::quantized(stories, "q8_0", "stories260K"),
         testing::quantized(testing::synthetic_256(), "q4_K_M", "synthetic-256")}) {
     std::vector<float> logits[2];
