@@ -104,7 +104,6 @@ struct HalfRowTiles {
     alignas(32) HalfScratch scratch;
     int64_t i = 0;
     for (; i + kHalfBlock <= p.k; i += kHalfBlock) {
-      if (T == 1) source.ask_ahead(i);
       const Weight* block = source.block(i, scratch);
       for (int e = 0; e < kHalfBlock; ++e) {
         const __m256 w[2] = {load8(block + e * kHalfBlock), load8(block + e * kHalfBlock + 8)};
@@ -173,8 +172,7 @@ void half_group_rows_panel(const FloatPanel& p) {
 }
 
 // Rows in GGUF's layout: decode sixteen rows at a time, transposed block by
-// block (each asking for the next sixteen rows); prompts as
-// row_halves_prompt.
+// block; prompts as row_halves_prompt.
 template <typename Weight>
 void row_halves_panel(const FloatPanel& p) {
   if (p.tokens == 1)

@@ -125,10 +125,7 @@ struct HalfRowTiles {
     int64_t i = 0;
     for (; i + kHalfBlock <= p.k; i += kHalfBlock) {
       const Weight* block[G];
-      for (int g = 0; g < G; ++g) {
-        if (T == 1) source[g].ask_ahead(i);
-        block[g] = source[g].block(i, scratch[g]);
-      }
+      for (int g = 0; g < G; ++g) block[g] = source[g].block(i, scratch[g]);
       for (int e = 0; e < kHalfBlock; ++e)
         for (int t = 0; t < T; ++t) {
           const __m512 xv = _mm512_set1_ps(x[t][i + e]);
@@ -207,8 +204,7 @@ void half_group_rows_panel(const FloatPanel& p) {
 }
 
 // Rows in GGUF's layout: decode sixteen rows at a time, transposed block by
-// block (each asking for the next sixteen rows); prompts as
-// row_halves_prompt.
+// block; prompts as row_halves_prompt.
 template <typename Weight>
 void row_halves_panel(const FloatPanel& p) {
   if (p.tokens == 1)

@@ -229,14 +229,6 @@ struct RowHalves {
                   first + static_cast<std::size_t>(r < rows ? r : rows - 1) * row_bytes + 2 * i, 2);
     return reinterpret_cast<const Weight*>(lanes);
   }
-  // Decode: asks for the next sixteen rows (contiguous), a block's share
-  // of them (k / 16 blocks, 512 bytes each) per block: one stream the
-  // hardware would not see through sixteen rows read side by side.
-  void ask_ahead(int64_t i) const {
-    const uint8_t* next = first + kHalfBlock * row_bytes + i * 2 * kHalfBlock;
-    for (int line = 0; line < 2 * kHalfBlock * kHalfBlock; line += 64)
-      prefetch_ahead(next + line, 0);
-  }
 };
 
 template <typename Tiles, bool kResume, int... t>
