@@ -159,27 +159,13 @@ struct HalfRowTiles {
   }
 };
 
-// Interleaved groups: decode two groups at once, one from each half of the
-// panel (four FMA chains); prompts: sixteen rows x 4 tokens (eight
+// f16 / bf16 panels: decode two groups at once, one from each half of the
+// panel (four FMA chains); prompts sixteen rows x 4 tokens (eight
 // accumulators).
 template <typename Weight>
-void half_group_rows_panel(const FloatPanel& p) {
-  using Tiles = HalfRowTiles<Weight, HalfGroup>;
-  if (p.tokens == 1)
-    group_decode_streams<FloatPanel, Tiles, kHalfBlock, 2>(p);
-  else
-    group_panel<FloatPanel, Tiles, kHalfBlock, 4>(p);
-}
-
-// Rows in GGUF's layout: decode sixteen rows at a time, transposed block by
-// block; prompts as row_halves_prompt.
+constexpr FloatPanelKernel kHalfGroupRows = half_group_rows_panel<HalfRowTiles, Weight, 2, 16, 4>;
 template <typename Weight>
-void row_halves_panel(const FloatPanel& p) {
-  if (p.tokens == 1)
-    group_panel<FloatPanel, HalfRowTiles<Weight, RowHalves>, kHalfBlock, 1>(p);
-  else
-    row_halves_prompt<HalfRowTiles<Weight, HalfGroup>, Weight, kHalfBlock, 4>(p);
-}
+constexpr FloatPanelKernel kRowHalves = row_halves_panel<HalfRowTiles, Weight, 16, 4>;
 
 // Eight int32 sums of four consecutive products of signed bytes w and x,
 // given |w| (shared by every token).
@@ -804,10 +790,10 @@ const DotKernels* avx2_dot_kernels() {
   static const DotKernels kernels{
       "avx2",
       tiled_panel<FloatPanel, 4, 2, 3, FloatTiles<float>::template Tile>,
-      row_halves_panel<uint16_t>,
-      row_halves_panel<Bf16>,
-      half_group_rows_panel<uint16_t>,
-      half_group_rows_panel<Bf16>,
+      kRowHalves<uint16_t>,
+      kRowHalves<Bf16>,
+      kHalfGroupRows<uint16_t>,
+      kHalfGroupRows<Bf16>,
       tiled_panel<QuantPanel, 4, 4, 2, IntegerTiles<Q8_0Codes>::template Tile>,
       tiled_panel<QuantPanel, 4, 4, 2, IntegerTiles<Q4_0Codes>::template Tile>,
       half_group_panel<Q8_0Halves>,

@@ -187,31 +187,16 @@ struct HalfRowTiles {
   }
 };
 
-// Interleaved groups: decode four groups at once, one from each quarter of
+// f16 / bf16 panels: decode four groups at once, one from each quarter of
 // the panel (one core keeps more lines in flight from four streams);
-// prompts: two groups
-// (32 rows) x 8 tokens, sixteen accumulators fed by two weight loads and
-// eight broadcasts per element. (More tokens per tile read slower: the
-// tokens' rows lie 4 KiB multiples apart, and more than eight of them
-// crowd one set of the L1 cache.)
+// prompts two groups (32 rows) x 8 tokens, sixteen accumulators fed by two
+// weight loads and eight broadcasts per element. (More tokens per tile read
+// slower: the tokens' activation rows lie a multiple of 4 KiB apart, and
+// more than eight of them crowd one set of the L1 cache.)
 template <typename Weight>
-void half_group_rows_panel(const FloatPanel& p) {
-  using Tiles = HalfRowTiles<Weight, HalfGroup>;
-  if (p.tokens == 1)
-    group_decode_streams<FloatPanel, Tiles, kHalfBlock, 4>(p);
-  else
-    group_panel<FloatPanel, Tiles, 2 * kHalfBlock, 8>(p);
-}
-
-// Rows in GGUF's layout: decode sixteen rows at a time, transposed block by
-// block; prompts as row_halves_prompt.
+constexpr FloatPanelKernel kHalfGroupRows = half_group_rows_panel<HalfRowTiles, Weight, 4, 32, 8>;
 template <typename Weight>
-void row_halves_panel(const FloatPanel& p) {
-  if (p.tokens == 1)
-    group_panel<FloatPanel, HalfRowTiles<Weight, RowHalves>, kHalfBlock, 1>(p);
-  else
-    row_halves_prompt<HalfRowTiles<Weight, HalfGroup>, Weight, 2 * kHalfBlock, 8>(p);
-}
+constexpr FloatPanelKernel kRowHalves = row_halves_panel<HalfRowTiles, Weight, 32, 8>;
 
 // Integer rows, sixteen at a time, one row per lane: per block, eight
 // vpdpbusd of unsigned codes u (w = u - offset) against a token's codes
@@ -760,10 +745,10 @@ const DotKernels* avx512_dot_kernels() {
     // one group as one stream asked for 8 KiB ahead; k-quants kept in GGUF's
     // layout (mapped weights, row counts not a multiple of 16) 1 x 1 / 2 x 3.
     set.f32 = tiled_panel<FloatPanel, 1, 4, 4, FloatTiles<float>::template Tile>;
-    set.f16 = row_halves_panel<uint16_t>;
-    set.bf16 = row_halves_panel<Bf16>;
-    set.f16_groups = half_group_rows_panel<uint16_t>;
-    set.bf16_groups = half_group_rows_panel<Bf16>;
+    set.f16 = kRowHalves<uint16_t>;
+    set.bf16 = kRowHalves<Bf16>;
+    set.f16_groups = kHalfGroupRows<uint16_t>;
+    set.bf16_groups = kHalfGroupRows<Bf16>;
     set.q8_0 = group_panel<QuantPanel, GroupTiles<Q8_0Groups, GatheredRows>, kGroupRows, 8>;
     set.q4_0 = group_panel<QuantPanel, GroupTiles<Q4_0Groups, GatheredRows>, kGroupRows, 8>;
     set.q8_0_groups =

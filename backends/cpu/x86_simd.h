@@ -21,6 +21,7 @@
 #include <utility>
 
 #include "backends/cpu/dot_kernels.h"
+#include "backends/cpu/panel_tiles.h"
 #include "core/tensor/dtype.h"
 
 #define TESSERA_AVX2 __attribute__((target("avx2,fma,f16c")))
@@ -284,6 +285,30 @@ TESSERA_AVX2 void row_halves_prompt(const FloatPanel& p) {
                                                                                       rows);
     }
   }
+}
+
+// A kernel set's f16 / bf16 panels from its HalfRowTiles<Weight, Source>.
+// Interleaved groups: decode kStreams groups at once, one from each part of
+// the panel (group_decode_streams); prompts in tiles of kRows x kTokens.
+template <template <typename, template <typename> class> class Tiles, typename Weight, int kStreams,
+          int kRows, int kTokens>
+void half_group_rows_panel(const FloatPanel& p) {
+  using GroupTiles = Tiles<Weight, HalfGroup>;
+  if (p.tokens == 1)
+    group_decode_streams<FloatPanel, GroupTiles, kHalfBlock, kStreams>(p);
+  else
+    group_panel<FloatPanel, GroupTiles, kRows, kTokens>(p);
+}
+
+// Rows in GGUF's layout: decode sixteen rows at a time, transposed block by
+// block; prompts as row_halves_prompt.
+template <template <typename, template <typename> class> class Tiles, typename Weight, int kRows,
+          int kTokens>
+void row_halves_panel(const FloatPanel& p) {
+  if (p.tokens == 1)
+    group_panel<FloatPanel, Tiles<Weight, RowHalves>, kHalfBlock, 1>(p);
+  else
+    row_halves_prompt<Tiles<Weight, HalfGroup>, Weight, kRows, kTokens>(p);
 }
 
 }  // namespace
