@@ -15,21 +15,17 @@
 namespace tessera::cpu {
 namespace {
 
-template <typename Weight>
-float dot_float_rows(Weight w, const float* x, int64_t k) {
+// f32 rows: 16 lanes, folded, then the tail.
+float dot_f32(const float* w, const float* x, int64_t k) {
   float acc[kFloatLanes] = {};
   int64_t i = 0;
   for (; i + kFloatLanes <= k; i += kFloatLanes)
-    for (int l = 0; l < kFloatLanes; ++l) acc[l] = std::fma(w(i + l), x[i + l], acc[l]);
+    for (int l = 0; l < kFloatLanes; ++l) acc[l] = std::fma(w[i + l], x[i + l], acc[l]);
   float s[8];
   for (int l = 0; l < 8; ++l) s[l] = acc[l] + acc[l + 8];
   float r = sum_eight_lanes(s);
-  for (; i < k; ++i) r = std::fma(w(i), x[i], r);
+  for (; i < k; ++i) r = std::fma(w[i], x[i], r);
   return r;
-}
-
-float dot_f32(const float* w, const float* x, int64_t k) {
-  return dot_float_rows([w](int64_t i) { return w[i]; }, x, k);
 }
 
 // Half rows: one chain, element by element.

@@ -36,8 +36,10 @@ std::span<const Field> fields_of(DType dtype) {
       return kQ4_0;
     case DType::kQ4_K:
       return kQ4_K;
-    default:
+    case DType::kQ6_K:
       return kQ6_K;
+    default:
+      return {};  // f16 / bf16 go element by element (half_rows)
   }
 }
 

@@ -14,11 +14,9 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <utility>
 
 #include "backends/cpu/dot_kernels.h"
 #include "backends/cpu/panel_tiles.h"
@@ -232,26 +230,25 @@ struct RowHalves {
   }
 };
 
-template <typename Tiles, bool kResume, int... t>
-constexpr std::array<void (*)(const FloatPanel&, int64_t, int64_t, int), sizeof...(t)> resume_table(
-    std::integer_sequence<int, t...>) {
-  return {&Tiles::template run<t + 1, kResume>...};
-}
+// Tiles whose sums go on from the values in out (Tiles::run<T, true>).
+template <typename Tiles>
+struct Resumed {
+  template <int T>
+  static void run(const FloatPanel& p, int64_t r0, int64_t t0, int rows) {
+    Tiles::template run<T, true>(p, r0, t0, rows);
+  }
+};
 
 // Prompts over half rows in GGUF's layout: kRows rows at a time, a stretch
 // of 256 elements of them transposed once into an element-major copy on the
 // stack, which every token then reads as interleaved groups
-// (Tiles::run<tokens, resume>, kTokens tokens at a time); from the second
+// (group_panel, kTokens tokens at a time); from the second
 // stretch on, each sum goes on from the one in out (the same chain, element
 // by element). (Transposing in each tile instead, for every 8 tokens, ran
 // 1.1b f16 prompts from the file mapping at 60% of the speed of the f32
 // order's row tiles before.)
 template <typename Tiles, typename Weight, int kRows, int kTokens>
 TESSERA_AVX2 void row_halves_prompt(const FloatPanel& p) {
-  static constexpr auto fresh =
-      resume_table<Tiles, false>(std::make_integer_sequence<int, kTokens>{});
-  static constexpr auto resumed =
-      resume_table<Tiles, true>(std::make_integer_sequence<int, kTokens>{});
   constexpr int64_t kStretch = 256;
   alignas(64) uint16_t copy[kRows * kStretch];  // 16 KiB for 32 rows
   for (int64_t r0 = 0; r0 < p.rows; r0 += kRows) {
@@ -279,10 +276,10 @@ TESSERA_AVX2 void row_halves_prompt(const FloatPanel& p) {
                                len,
                                p.out + r0,
                                p.out_stride};
-      const auto& tiles = c == 0 ? fresh : resumed;
-      for (int64_t t = 0; t < p.tokens; t += kTokens)
-        tiles[static_cast<std::size_t>(std::min<int64_t>(kTokens, p.tokens - t) - 1)](stretch, 0, t,
-                                                                                      rows);
+      if (c == 0)
+        group_panel<FloatPanel, Tiles, kRows, kTokens>(stretch);
+      else
+        group_panel<FloatPanel, Resumed<Tiles>, kRows, kTokens>(stretch);
     }
   }
 }
@@ -293,11 +290,11 @@ TESSERA_AVX2 void row_halves_prompt(const FloatPanel& p) {
 template <template <typename, template <typename> class> class Tiles, typename Weight, int kStreams,
           int kRows, int kTokens>
 void half_group_rows_panel(const FloatPanel& p) {
-  using GroupTiles = Tiles<Weight, HalfGroup>;
+  using Groups = Tiles<Weight, HalfGroup>;
   if (p.tokens == 1)
-    group_decode_streams<FloatPanel, GroupTiles, kHalfBlock, kStreams>(p);
+    group_decode_streams<FloatPanel, Groups, kHalfBlock, kStreams>(p);
   else
-    group_panel<FloatPanel, GroupTiles, kRows, kTokens>(p);
+    group_panel<FloatPanel, Groups, kRows, kTokens>(p);
 }
 
 // Rows in GGUF's layout: decode sixteen rows at a time, transposed block by
