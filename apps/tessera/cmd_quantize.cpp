@@ -1,4 +1,6 @@
 // tessera quantize: rewrite a GGUF model with its weights in another type.
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -7,8 +9,19 @@
 #include "apps/tessera/cli_common.h"
 #include "apps/tessera/progress.h"
 #include "core/gguf/gguf_quantize.h"
+#include "core/io/output_file.h"
 
 namespace tessera::cli {
+namespace {
+
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat sa {
+  }, sb{};
+  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
+}  // namespace
 
 int run_quantize(int argc, char** argv) {
   std::string targets;
@@ -42,8 +55,13 @@ llama.cpp's llama-quantize does. docs/performance.md has what each costs.)",
   if (!target.ok()) return report("quantize", target.status());
   const std::string in = values["input"].as<std::string>();
   const std::string out = values["output"].as<std::string>();
-  if (in == out)
-    return report("quantize", invalid_argument("OUT must differ from IN (" + in + ")"));
+  // Checked before the (long) conversion: OUT must be writable, and must not
+  // be IN under another name (a link, a relative path).
+  auto out_target = resolve_output_path(out, "GGUF file");
+  if (!out_target.ok()) return report("quantize", out_target.status());
+  if (same_file(in, *out_target))
+    return report("quantize", invalid_argument("OUT (" + out + ") is IN (" + in +
+                                               "); name another file for the output"));
   std::optional<Progress> progress;  // its total is known at the first tensor
   auto result = quantize_gguf(in, out, *target, [&](int done, int total) {
     if (!progress) progress.emplace("quantizing", "tensors", total);

@@ -13,6 +13,7 @@
 #include "apps/tessera/sweep/sweep_spec.h"
 #include "apps/tessera/sweep/sweep_tasks.h"
 #include "core/config/config_schema.h"
+#include "core/io/output_file.h"
 #include "core/io/text_file.h"
 #include "core/plugin/plugin_kinds.h"
 #include "core/util/strings.h"
@@ -247,14 +248,17 @@ tokens/s, reported, never judged). Writes DIR/results.csv
   if (!text.ok()) return report("sweep", text.status());
   auto registry = make_registry(&spec->base);
 
-  const std::filesystem::path out = values.count("out")
-                                        ? values["out"].as<std::string>()
-                                        : "sweep-" + std::filesystem::path(path).stem().string();
-  std::error_code ec;
-  std::filesystem::create_directories(out, ec);
-  if (ec)
-    return report("sweep",
-                  failed_precondition("cannot create " + out.string() + ": " + ec.message()));
+  const std::string out_arg = values.count("out")
+                                  ? values["out"].as<std::string>()
+                                  : "sweep-" + std::filesystem::path(path).stem().string();
+  // Checked before the first point: a sweep must not run for an hour and then
+  // find it cannot write its table.
+  auto out_dir = prepare_output_directory(out_arg, "sweep output directory");
+  if (!out_dir.ok()) return report("sweep", out_dir.status());
+  const std::filesystem::path out = out_arg;
+  if (auto csv_target = resolve_output_path((out / "results.csv").string(), "CSV file");
+      !csv_target.ok())
+    return report("sweep", csv_target.status());
 
   const int64_t points = spec->points();
   std::fprintf(stderr, "tessera sweep: %lld point%s, tasks %s, %lld tokens of %s\n",

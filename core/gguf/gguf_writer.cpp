@@ -1,11 +1,10 @@
 #include "core/gguf/gguf_writer.h"
 
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <string>
+#include <string_view>
 
-#include <unistd.h>
+#include "core/io/output_file.h"
 
 namespace tessera {
 
@@ -189,25 +188,13 @@ std::vector<uint8_t> GgufWriter::serialize() const {
 
 Status GgufWriter::write_file(const std::string& path) const {
   const std::vector<uint8_t> bytes = serialize();
-  // Written beside the target, then renamed over it: a reader (or a mapping)
-  // of an existing file keeps the old contents, and an interrupted write
-  // never leaves a half file under the final name.
-  const std::string temporary = path + ".tmp-" + std::to_string(::getpid());
-  std::FILE* f = std::fopen(temporary.c_str(), "wb");
-  if (f == nullptr) return internal_error(path + ": cannot create: " + std::strerror(errno));
-  const std::size_t written = std::fwrite(bytes.data(), 1, bytes.size(), f);
-  const bool closed = std::fclose(f) == 0;
-  if (written != bytes.size() || !closed) {
-    const std::string why = std::strerror(errno);
-    std::remove(temporary.c_str());
-    return internal_error(path + ": write failed: " + why);
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    std::remove(temporary.c_str());
-    return internal_error(path + ": cannot replace it: " + why);
-  }
-  return ok_status();
+  // Through a temporary renamed onto the target: a reader (or a mapping) of
+  // an existing file keeps the old contents, and a failed or interrupted
+  // write never leaves a half file under the final name.
+  ASSIGN_OR_RETURN(OutputFile file, OutputFile::create(path, "GGUF file"));
+  RETURN_IF_ERROR(
+      file.write(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size())));
+  return file.commit();
 }
 
 }  // namespace tessera

@@ -67,8 +67,9 @@ class GgufWriter {
 
   // The whole file.
   std::vector<uint8_t> serialize() const;
-  // Writes serialize() to `path` (a temporary file renamed over it, so a
-  // reader of the old file is never disturbed); Internal on an I/O error.
+  // Writes serialize() to `path` through OutputFile (core/io/output_file.h):
+  // links followed, anything but a regular file refused, a temporary renamed
+  // onto the target; its errors name the path and leave the old file as it was.
   Status write_file(const std::string& path) const;
 
  private:

@@ -177,7 +177,7 @@ TEST(CsvTable, AMissingDirectoryIsNotFoundNamingThePath) {
   ASSERT_FALSE(status.ok());
   EXPECT_EQ(status.code(), StatusCode::kNotFound);
   EXPECT_THAT(status.message(), HasSubstr("CSV file '" + path + "'"));
-  EXPECT_THAT(status.message(), HasSubstr("No such file or directory"));
+  EXPECT_THAT(status.message(), HasSubstr("does not exist"));
 }
 
 TEST(CsvTable, AParentThatIsAFileIsNotFoundNamingThePath) {

@@ -3,7 +3,7 @@
 #include <set>
 #include <string_view>
 
-#include "apps/tessera/sweep/atomic_file.h"
+#include "core/io/output_file.h"
 #include "core/util/strings.h"
 
 namespace tessera::sweep {
@@ -95,7 +95,7 @@ std::string CsvTable::to_csv() const {
 }
 
 Status CsvTable::write(const std::string& path) const {
-  ASSIGN_OR_RETURN(AtomicFile file, AtomicFile::create(path, "CSV file"));
+  ASSIGN_OR_RETURN(OutputFile file, OutputFile::create(path, "CSV file"));
   RETURN_IF_ERROR(file.write(to_csv()));
   return file.commit();
 }

@@ -35,7 +35,7 @@ class CsvTable {
   // The whole table; every line ends with CRLF, as RFC 4180 asks.
   std::string to_csv() const;
   // Writes to_csv() to a temporary beside `path`, then renames it into place.
-  // Errors name the path (see AtomicFile::create).
+  // Errors name the path (see OutputFile::create in core/io/output_file.h).
   Status write(const std::string& path) const;
 
  private:

@@ -9,11 +9,11 @@
 #include <cstring>
 #include <mutex>
 
-#include "apps/tessera/sweep/atomic_file.h"
 #include "apps/tessera/sweep/plot_layout.h"
 #include "apps/tessera/sweep/plot_legend.h"
 #include "apps/tessera/sweep/plot_style.h"
 #include "apps/tessera/sweep/plot_ticks.h"
+#include "core/io/output_file.h"
 
 namespace tessera::sweep {
 namespace {
@@ -178,7 +178,7 @@ Status write_line_plot(const LinePlot& plot, const std::string& png_path) {
   if (!has_png_driver())
     return failed_precondition("cannot draw PNG file '" + png_path +
                                "': PLplot has no pngcairo driver (install plplot-driver-cairo)");
-  ASSIGN_OR_RETURN(AtomicFile file, AtomicFile::create(png_path, "PNG file"));
+  ASSIGN_OR_RETURN(OutputFile file, OutputFile::create(png_path, "PNG file"));
   // PLplot writes to a FILE* opened here (if it failed to open a file itself
   // it would exit() the process) and closes it in plend1(); it gets its own
   // descriptor, so the temporary stays open here to check and commit.

@@ -35,7 +35,7 @@ struct LinePlot {
 // be drawn (no series, xs and ys of different lengths, no finite point, a
 // value <= 0 on a log axis, a size out of range), naming the series and point;
 // FailedPrecondition if PLplot's PNG driver is missing; the errors of
-// AtomicFile::create for the path.
+// OutputFile::create (core/io/output_file.h) for the path.
 Status write_line_plot(const LinePlot& plot, const std::string& png_path);
 
 }  // namespace tessera::sweep
