@@ -52,6 +52,10 @@ struct AttentionParams {
   std::span<const int32_t> positions;  // [n] logical positions of the batch tokens
   std::span<const KVView> views;       // entries stored before this forward, per sequence
   std::span<const int32_t> view_of;    // [n] the view each token reads
+  // [n] each batch token's branch (kv_view.h), or empty when all are 0: a
+  // stored entry is kept only if branch_sees(its token's branch, the
+  // entry's) (ABI 3.0). In-batch keys are already cut by in_batch.
+  std::span<const BranchId> branches;
   InBatchVisibility in_batch;
   WindowRule rule;  // the store's: which keys (stored and in-batch) a query sees
   StoredKeys stored_keys = StoredKeys::kRotated;
@@ -99,7 +103,8 @@ class Backend : public PluginObject {
   // Scaled dot-product attention with grouped KV heads (query head h reads kv
   // head h / (heads / kv_heads)). Token i attends to the entries of
   // views[view_of[i]] and the batch tokens in_batch lets it see, each kept only
-  // if rule.sees(positions[i], its position); stored entries first (segment
+  // if rule.sees(positions[i], its position) and, for stored entries, if
+  // branch_sees(branches[i], its branch); stored entries first (segment
   // order), then batch tokens (batch order). Keys kept before RoPE (stored and
   // batch alike) are rotated at their positions as they are read; under
   // rule.reassign, keys below rule.sink are moved by rule.sink_shift(t)

@@ -20,6 +20,14 @@ enum class StoredKeys : uint8_t { kRotated, kBeforeRope };
 
 class Compressor;
 
+// A branch of a sequence (multi-branch decoding in one sequence, BIM): 0 is
+// the shared prefix, 1.. the branches. A query of branch b sees stored and
+// in-batch entries of branch 0 and of b, never another branch's.
+using BranchId = int16_t;
+inline bool branch_sees(BranchId query, BranchId key) {
+  return key == 0 || key == query;
+}
+
 // One contiguous run of stored entries of one layer: decoded f32 tensors, or
 // (from CacheStore::encoded_view, for a codec that attends encoded) the
 // codec's records, which attention reads through the codec without decoding.
@@ -39,6 +47,9 @@ struct KVSegment {
   const uint8_t* v_records = nullptr;
   std::size_t record_head_stride = 0;
   int heads_per_record = 1;  // (ABI 2.2)
+  // The branch of every entry (count of them), or null when all are 0 (the
+  // shared prefix); attention keeps an entry only if branch_sees() (ABI 3.0).
+  const BranchId* branches = nullptr;
 
   bool encoded() const { return codec != nullptr; }
 };
