@@ -47,6 +47,9 @@ struct CacheBytes {
   std::size_t live = 0;      // bytes holding entries now
   std::size_t capacity = 0;  // bytes reserved
   std::size_t peak = 0;      // most bytes ever live
+  // Entry bytes ever written by copying stored entries: copy(), a fork that
+  // copies, copy-on-write of a shared block (ABI 3.0). Never decreases.
+  std::size_t copied = 0;
 };
 
 // What a store's policy means for the rest of the engine; fixed after init().
@@ -56,6 +59,9 @@ struct CachePolicy {
   // The most entries the store keeps per sequence, whatever the capacity
   // asked (sink + window - 1 for sink_window); 0 = the capacity.
   int64_t max_entries = 0;
+  // Keeps a branch id per entry (BIM, kv_view.h). A store without it refuses
+  // an append of nonzero branches (ABI 3.0).
+  bool keeps_branches = false;
 };
 
 struct SequenceInfo {
@@ -85,17 +91,18 @@ class CacheStore : public PluginObject {
   // store may share the memory (copy-on-write) or copy it.
   virtual Status fork(SequenceId src, SequenceId dst) = 0;
 
-  // Appends n entries at `positions` (non-decreasing, not below the last
-  // stored one); k, v are f32 [layers, n, kv_heads, head_dim], an entry's
-  // heads contiguous when geometry.heads_per_vector > 1. The logical
-  // length grows by n. An evicting store may drop older entries here.
-  virtual Status append(SequenceId seq, std::span<const int32_t> positions, const Tensor& k,
-                        const Tensor& v) = 0;
+  // Appends n entries at `positions`, of `branches` (n ids, or empty: all
+  // 0); within each branch, the shared prefix's entries included, positions
+  // never decrease. k, v are f32 [layers, n, kv_heads, head_dim], an entry's
+  // heads contiguous when geometry.heads_per_vector > 1. The logical length
+  // grows by n. An evicting store may drop older entries here.
+  virtual Status append(SequenceId seq, std::span<const int32_t> positions,
+                        std::span<const BranchId> branches, const Tensor& k, const Tensor& v) = 0;
   // Back to the state after `logical_length` tokens (min_truncatable <= it <=
   // the current logical length).
   virtual Status truncate(SequenceId seq, int64_t logical_length) = 0;
-  // Stored entry dst_start + j becomes a copy of entry src[j] (K, V and
-  // position), then the store keeps dst_start + src.size() entries: the
+  // Stored entry dst_start + j becomes a copy of entry src[j] (K, V, position
+  // and branch), then the store keeps dst_start + src.size() entries: the
   // compaction of an accepted draft path. src strictly increasing and src[j] >=
   // dst_start + j (so an in-order copy is safe in place). The logical length
   // shrinks by the number of entries dropped. A store may refuse a copy it
@@ -115,6 +122,12 @@ class CacheStore : public PluginObject {
   virtual int64_t stored_length(SequenceId seq, int layer, int kv) const = 0;
   // The positions of the stored entries in stored order (info().stored of them).
   virtual std::span<const int32_t> positions(SequenceId seq) const = 0;
+  // Their branches in the same order, or empty when every entry is of branch
+  // 0 (always empty for a store that does not keep branches).
+  virtual std::span<const BranchId> branches(SequenceId seq) const {
+    (void)seq;
+    return {};
+  }
   virtual CacheBytes bytes() const = 0;
 };
 

@@ -124,41 +124,78 @@ Status CheckedCacheStore::fork(SequenceId src, SequenceId dst) {
   const std::span<const int32_t> b = store_->positions(dst);
   if (!std::equal(a.begin(), a.end(), b.begin(), b.end()))
     return broke("its contract", "fork", dst, "the positions differ from the source's");
-  return ok_status();
+  const std::span<const BranchId> a_branches = store_->branches(src);
+  const std::span<const BranchId> b_branches = store_->branches(dst);
+  if (!std::equal(a_branches.begin(), a_branches.end(), b_branches.begin(), b_branches.end()))
+    return broke("its contract", "fork", dst, "the branches differ from the source's");
+  return check_branch_positions("fork", dst, sequences_.at(dst));
 }
 
 Status CheckedCacheStore::append(SequenceId seq, std::span<const int32_t> positions,
-                                 const Tensor& k, const Tensor& v) {
-  ASSIGN_OR_RETURN(const SequenceRecord* state, find(seq, "append"));
+                                 std::span<const BranchId> branches, const Tensor& k,
+                                 const Tensor& v) {
+  RETURN_IF_ERROR(find(seq, "append").status());
+  SequenceRecord& record = sequences_.at(seq);
   auto who = [&] { return "cache '" + plugin_name_ + "': append to " + seq_name(seq); };
   const auto n = static_cast<int64_t>(positions.size());
   RETURN_IF_ERROR(check_kv_tensor(k, "k", n));
   RETURN_IF_ERROR(check_kv_tensor(v, "v", n));
+  if (!branches.empty() && static_cast<int64_t>(branches.size()) != n)
+    return invalid_argument(who() + ": " + str(static_cast<int64_t>(branches.size())) +
+                            " branch ids for " + str(n) + " entries (give one each, or none)");
 
   const SequenceInfo before = store_->info(seq);
-  const std::span<const int32_t> stored = store_->positions(seq);
-  int64_t last = stored.empty() ? 0 : stored.back();
-  for (int64_t i = 0; i < n; ++i) {
+  // INV-2 per branch, against the floors the record keeps (restored from the
+  // store if the append is refused).
+  Status refused;
+  std::vector<int32_t>& floors = record.floor_of_branch;
+  for (int64_t i = 0; i < n && refused.ok(); ++i) {
     const int32_t p = positions[static_cast<std::size_t>(i)];
+    const BranchId b = branches.empty() ? BranchId{0} : branches[static_cast<std::size_t>(i)];
     if (p < 0) {
-      return invalid_argument(who() + ": position " + str(i) + " is negative (" + str(p) + ")");
+      refused = invalid_argument(who() + ": position " + str(i) + " is negative (" + str(p) + ")");
+    } else if (b < 0) {
+      refused = invalid_argument(who() + ": entry " + str(i) + " has branch " + str(b) +
+                                 "; branch ids are >= 0 (0: the shared prefix)");
+    } else if (b > 0 && !policy_.keeps_branches) {
+      refused = invalid_argument(
+          who() + ": entry " + str(i) + " is of branch " + str(b) + ", but cache plugin '" +
+          plugin_name_ +
+          "' does not keep branches (decode.branch_layout = \"bim\" needs a store that "
+          "does, e.g. static or paged; or use branch_layout = \"batched\")");
+    } else if (b == 0) {
+      const int32_t floor = *std::max_element(floors.begin(), floors.end());
+      if (p < floor)
+        refused = invalid_argument(who() + ": position " + str(i) + " = " + str(p) +
+                                   " is below the previous position " + str(floor) +
+                                   "; positions must not decrease (INV-2)");
+      std::fill(floors.begin(), floors.end(), p);
+    } else {
+      if (static_cast<std::size_t>(b) >= floors.size())
+        floors.resize(static_cast<std::size_t>(b) + 1, floors[0]);
+      const int32_t floor = floors[static_cast<std::size_t>(b)];
+      if (p < floor)
+        refused = invalid_argument(who() + ": position " + str(i) + " = " + str(p) +
+                                   " is below the previous position " + str(floor) + " of branch " +
+                                   str(b) +
+                                   " (its own entries and the shared prefix's); positions must "
+                                   "not decrease within a branch (INV-2)");
+      floors[static_cast<std::size_t>(b)] = p;
     }
-    if (p < last) {
-      return invalid_argument(who() + ": position " + str(i) + " = " + str(p) +
-                              " is below the previous position " + str(last) +
-                              "; positions must not decrease (INV-2)");
-    }
-    last = p;
   }
-  if (!policy_.evicts && before.stored + n > state->capacity) {
-    return resource_exhausted(who() + ": needs " + str(before.stored + n) + " entries (" +
-                              str(before.stored) + " stored + " + str(n) +
-                              " new) but the capacity is " + str(state->capacity) +
-                              "; raise [cache] max_tokens, truncate first, or use an evicting "
-                              "store (cache.plugin = \"sink_window\")");
+  if (refused.ok() && !policy_.evicts && before.stored + n > record.capacity) {
+    refused = resource_exhausted(who() + ": needs " + str(before.stored + n) + " entries (" +
+                                 str(before.stored) + " stored + " + str(n) +
+                                 " new) but the capacity is " + str(record.capacity) +
+                                 "; raise [cache] max_tokens, truncate first, or use an evicting "
+                                 "store (cache.plugin = \"sink_window\")");
+  }
+  if (!refused.ok()) {
+    RETURN_IF_ERROR(check_branch_positions("refused append", seq, record));
+    return refused;
   }
 
-  Status st = store_->append(seq, positions, k, v);
+  Status st = store_->append(seq, positions, branches, k, v);
   if (!st.ok()) {
     // A failed mutation must leave the sequence as it was.
     RETURN_IF_ERROR(
@@ -319,6 +356,12 @@ Result<std::span<const int32_t>> CheckedCacheStore::positions(SequenceId seq) co
   return store_->positions(seq);
 }
 
+Result<std::span<const BranchId>> CheckedCacheStore::branches(SequenceId seq) const {
+  ASSIGN_OR_RETURN(const SequenceRecord* state, find(seq, "branches"));
+  (void)state;
+  return store_->branches(seq);
+}
+
 Status CheckedCacheStore::check_ready() const {
   if (!ready_) {
     return failed_precondition("cache '" + plugin_name_ + "': used before a successful init()");
@@ -399,14 +442,21 @@ Status CheckedCacheStore::check_after(std::string_view op, SequenceId seq, int64
                        str(v_len) + " but " + str(tokens) + " entries are stored");
     }
   }
-  // INV-2: the prefix before first_new was checked by earlier calls; compare
-  // the new tail, starting with its link to the last old position.
   const std::span<const int32_t> pos = store_->positions(seq);
   if (static_cast<int64_t>(pos.size()) != tokens) {
     return broke("INV-2", op, seq,
                  "positions() has " + str(static_cast<int64_t>(pos.size())) + " entries but " +
                      str(tokens) + " are stored");
   }
+  SequenceRecord& record = sequences_.at(seq);
+  // Branched entries, or a change in the middle: every entry, branch by branch.
+  if (!store_->branches(seq).empty() || record.floor_of_branch.size() > 1) {
+    RETURN_IF_ERROR(check_branch_positions(op, seq, record));
+    return check_bytes(op);
+  }
+  // INV-2: the prefix before first_new was checked by earlier calls; compare
+  // the new tail, starting with its link to the last old position.
+  record.floor_of_branch[0] = tokens > 0 ? pos[static_cast<std::size_t>(tokens - 1)] : 0;
   for (int64_t i = std::max<int64_t>(first_new, 1); i < tokens; ++i) {
     const auto cur = static_cast<std::size_t>(i);
     if (pos[cur] < pos[cur - 1]) {
@@ -436,7 +486,52 @@ Status CheckedCacheStore::check_bytes(std::string_view op) {
     return internal_error(where() + "peak fell from " + std::to_string(last_peak_) + " to " +
                           std::to_string(b.peak) + " bytes");
   }
+  if (b.copied < last_copied_) {
+    return internal_error(where() + "bytes copied fell from " + std::to_string(last_copied_) +
+                          " to " + std::to_string(b.copied));
+  }
   last_peak_ = b.peak;
+  last_copied_ = b.copied;
+  return ok_status();
+}
+
+Status CheckedCacheStore::check_branch_positions(std::string_view op, SequenceId seq,
+                                                 SequenceRecord& record) {
+  const std::span<const int32_t> pos = store_->positions(seq);
+  const std::span<const BranchId> br = store_->branches(seq);
+  if (!br.empty() && br.size() != pos.size())
+    return broke("INV-2", op, seq,
+                 "branches() has " + str(static_cast<int64_t>(br.size())) + " entries but " +
+                     str(static_cast<int64_t>(pos.size())) + " positions");
+  if (!br.empty() && !policy_.keeps_branches)
+    return broke("its contract", op, seq, "it reports branches but its policy keeps none");
+  std::vector<int32_t>& floors = record.floor_of_branch;
+  floors.assign(1, 0);
+  for (std::size_t i = 0; i < pos.size(); ++i) {
+    const BranchId b = br.empty() ? BranchId{0} : br[i];
+    const int32_t p = pos[i];
+    if (b < 0)
+      return broke("INV-2", op, seq,
+                   "entry " + str(static_cast<int64_t>(i)) + " has branch " + str(b));
+    if (b == 0) {
+      const int32_t floor = *std::max_element(floors.begin(), floors.end());
+      if (p < floor)
+        return broke("INV-2", op, seq,
+                     "prefix entry " + str(static_cast<int64_t>(i)) + " at position " + str(p) +
+                         " follows position " + str(floor) + "; positions must never decrease");
+      std::fill(floors.begin(), floors.end(), p);
+      continue;
+    }
+    if (static_cast<std::size_t>(b) >= floors.size())
+      floors.resize(static_cast<std::size_t>(b) + 1, floors[0]);
+    if (p < floors[static_cast<std::size_t>(b)])
+      return broke("INV-2", op, seq,
+                   "entry " + str(static_cast<int64_t>(i)) + " of branch " + str(b) +
+                       " at position " + str(p) + " follows position " +
+                       str(floors[static_cast<std::size_t>(b)]) +
+                       " of its branch; positions must never decrease within a branch");
+    floors[static_cast<std::size_t>(b)] = p;
+  }
   return ok_status();
 }
 

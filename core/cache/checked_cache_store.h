@@ -3,7 +3,10 @@
 // ResourceExhausted, FailedPrecondition); after each mutation it checks what the
 // plugin did and returns Internal, naming the plugin, when the plugin broke
 //   INV-1  every layer stores exactly `stored` K and `stored` V entries;
-//   INV-2  positions().size() == stored and positions never decrease;
+//   INV-2  positions().size() == stored and positions never decrease: within
+//          each branch (kv_view.h), the shared prefix's entries counting in
+//          every branch, so every branch's positions may restart at the
+//          prefix length;
 // or the byte accounting (live <= capacity, live <= peak, peak never falls), or
 // the operation's own contract (the logical length and entry count it should
 // leave, stored <= capacity).
@@ -49,12 +52,19 @@ class CheckedCacheStore {
   // src allocated, dst not.
   Status fork(SequenceId src, SequenceId dst);
 
-  // positions: n entries, >= 0, non-decreasing and not below the last stored
-  // position. k, v: f32 [layers, n, kv_heads, head_dim] with head_dim
-  // contiguous (stride[3] == 1); borrowed for the call only. A store that does
-  // not evict must have room for n more entries.
+  // positions: n entries, >= 0, never below the last position stored in the
+  // entry's branch (INV-2). branches: n ids >= 0, or empty for all 0; nonzero
+  // ones need a store whose policy keeps branches. k, v: f32 [layers, n,
+  // kv_heads, head_dim] with head_dim contiguous (stride[3] == 1); borrowed
+  // for the call only. A store that does not evict must have room for n more
+  // entries.
+  Status append(SequenceId seq, std::span<const int32_t> positions,
+                std::span<const BranchId> branches, const Tensor& k, const Tensor& v);
+  // The common case: every entry of the shared prefix (branch 0).
   Status append(SequenceId seq, std::span<const int32_t> positions, const Tensor& k,
-                const Tensor& v);
+                const Tensor& v) {
+    return append(seq, positions, {}, k, v);
+  }
   // min_truncatable <= logical_length <= the current logical length.
   Status truncate(SequenceId seq, int64_t logical_length);
   // src: strictly increasing, each < stored, src[j] >= dst_start + j;
@@ -73,6 +83,8 @@ class CheckedCacheStore {
   Result<int64_t> stored_length(SequenceId seq, int layer, int kv) const;
   // Borrowed from the store; valid until the next mutation of seq.
   Result<std::span<const int32_t>> positions(SequenceId seq) const;
+  // Their branches (empty: all 0). Borrowed likewise.
+  Result<std::span<const BranchId>> branches(SequenceId seq) const;
   CacheBytes bytes() const { return store_->bytes(); }
 
   const CacheGeometry& geometry() const { return geometry_; }
@@ -83,6 +95,9 @@ class CheckedCacheStore {
  private:
   struct SequenceRecord {
     int64_t capacity = 0;  // entries, as the store reported after allocate()
+    // Per branch, the last position a new entry of it must not go below:
+    // the latest of its own and the prefix's entries ([0]: the prefix's).
+    std::vector<int32_t> floor_of_branch = {0};
   };
 
   Status check_ready() const;
@@ -97,6 +112,9 @@ class CheckedCacheStore {
   Status check_after(std::string_view op, SequenceId seq, int64_t expected_logical,
                      int64_t expected_stored, int64_t first_new);
   Status check_bytes(std::string_view op);
+  // INV-2 over every stored entry, branch by branch; refreshes the record's
+  // floors. O(stored): after truncate, copy, fork and branched appends.
+  Status check_branch_positions(std::string_view op, SequenceId seq, SequenceRecord& record);
   Status broke(std::string_view what, std::string_view op, SequenceId seq,
                const std::string& detail) const;
 
@@ -109,6 +127,7 @@ class CheckedCacheStore {
   bool ready_ = false;
   std::unordered_map<SequenceId, SequenceRecord> sequences_;
   std::size_t last_peak_ = 0;
+  std::size_t last_copied_ = 0;
 };
 
 }  // namespace tessera

@@ -9,9 +9,10 @@ int32_t Batch::last_of(SequenceId seq) const {
 }
 
 int32_t Batch::add(int32_t token, SequenceId seq, int32_t position, int32_t parent, uint8_t flags,
-                   int16_t block) {
+                   int16_t block, BranchId branch) {
   const int32_t index = size();
-  if (parent != last_of(seq) || block != 0) chains_ = false;
+  if (parent != last_of(seq) || block != 0 || branch != 0) chains_ = false;
+  any_branch_ = any_branch_ || branch != 0;
   bool known = false;
   for (auto& [s, last] : last_of_seq_)
     if (s == seq) {
@@ -24,6 +25,7 @@ int32_t Batch::add(int32_t token, SequenceId seq, int32_t position, int32_t pare
   positions_.push_back(position);
   parents_.push_back(parent);
   blocks_.push_back(block);
+  branches_.push_back(branch);
   flags_.push_back(flags);
   if (flags & kOutputLogits) ++output_rows_;
   return index;
@@ -47,10 +49,12 @@ void Batch::clear() {
   positions_.clear();
   parents_.clear();
   blocks_.clear();
+  branches_.clear();
   flags_.clear();
   last_of_seq_.clear();
   output_rows_ = 0;
   chains_ = true;
+  any_branch_ = false;
 }
 
 void Batch::reserve(std::size_t tokens) {
@@ -59,6 +63,7 @@ void Batch::reserve(std::size_t tokens) {
   positions_.reserve(tokens);
   parents_.reserve(tokens);
   blocks_.reserve(tokens);
+  branches_.reserve(tokens);
   flags_.reserve(tokens);
 }
 

@@ -101,13 +101,17 @@ Status Transformer::allocate_scratch() {
   RETURN_IF_ERROR(take(n * static_cast<std::size_t>(c.hidden_dim), gate_));
   RETURN_IF_ERROR(take(n * static_cast<std::size_t>(c.hidden_dim), up_));
   RETURN_IF_ERROR(take(n * static_cast<std::size_t>(c.vocab_size), logits_));
+  RETURN_IF_ERROR(take(n * static_cast<std::size_t>(c.dim), hidden_));
   const std::size_t words = (n + 63) / 64;
   in_batch_.resize(n * words);
   view_of_.resize(n);
   chunk_seqs_.reserve(n);
   views_.reserve(n);
   output_rows_.reserve(n);
+  write_rows_.reserve(n);
+  appended_.reserve(n);
   gather_rows_.reserve(n);
+  gather_branches_.reserve(n);
   gather_positions_.reserve(n);
   chain_.reserve(n);
   return ok_status();
@@ -141,9 +145,35 @@ Result<std::span<const float>> Transformer::forward(CheckedCacheStore& cache, Se
   return forward(cache, chain_);
 }
 
-Status Transformer::check_batch(const CheckedCacheStore& cache, const Batch& batch) const {
+Status Transformer::check_batch(const CheckedCacheStore& cache, const Batch& batch,
+                                const ForwardOptions& options) const {
   const int32_t n = batch.size();
   if (n == 0) return invalid_argument("forward needs at least one token");
+  const int layers = model_.config.n_layers;
+  const int layer_end = options.layer_end < 0 ? layers : options.layer_end;
+  if (options.layer_begin < 0 || options.layer_begin >= layer_end || layer_end > layers)
+    return invalid_argument("forward: layers [" + std::to_string(options.layer_begin) + ", " +
+                            std::to_string(layer_end) + ") are not a range of the model's " +
+                            std::to_string(layers));
+  const bool all_layers = options.layer_begin == 0 && layer_end == layers;
+  if (!all_layers) {
+    for (uint8_t flags : batch.flags())
+      if (flags & kWriteKv)
+        return invalid_argument("forward: a batch that runs layers [" +
+                                std::to_string(options.layer_begin) + ", " +
+                                std::to_string(layer_end) +
+                                ") cannot write K/V (the cache holds every layer); feed its tokens "
+                                "without kWriteKv");
+  }
+  const auto hidden_floats =
+      static_cast<std::size_t>(n) * static_cast<std::size_t>(model_.config.dim);
+  if (options.layer_begin > 0 && options.hidden_in.size() != hidden_floats)
+    return invalid_argument("forward: starting at layer " + std::to_string(options.layer_begin) +
+                            " needs the residual streams of the " + std::to_string(n) +
+                            " tokens (" + std::to_string(hidden_floats) + " floats), got " +
+                            std::to_string(options.hidden_in.size()));
+  if (options.layer_begin == 0 && !options.hidden_in.empty())
+    return invalid_argument("forward: hidden_in is for a forward that starts after layer 0");
   const int vocab = model_.config.vocab_size;
   for (int32_t i = 0; i < n; ++i) {
     const auto index = static_cast<std::size_t>(i);
@@ -164,6 +194,15 @@ Status Transformer::check_batch(const CheckedCacheStore& cache, const Batch& bat
         (parent >= 0 && batch.seqs()[static_cast<std::size_t>(parent)] != batch.seqs()[index]))
       return invalid_argument(where() + ": parent " + std::to_string(parent) +
                               " is not an earlier token of the same sequence");
+    const BranchId branch = batch.branches()[index];
+    if (branch < 0)
+      return invalid_argument(where() + ": branch " + std::to_string(branch) +
+                              " is negative (0: the shared prefix)");
+    if (parent >= 0 && !branch_sees(branch, batch.branches()[static_cast<std::size_t>(parent)]))
+      return invalid_argument(where() + " of branch " + std::to_string(branch) + ": its parent " +
+                              std::to_string(parent) + " is of branch " +
+                              std::to_string(batch.branches()[static_cast<std::size_t>(parent)]) +
+                              "; a branch continues the shared prefix or itself");
   }
   if (batch.output_rows() > max_batch_)
     return invalid_argument("forward: logits of " + std::to_string(batch.output_rows()) +
@@ -172,7 +211,7 @@ Status Transformer::check_batch(const CheckedCacheStore& cache, const Batch& bat
   if (n > max_batch_) {
     bool all_written = true;
     for (uint8_t flags : batch.flags()) all_written = all_written && (flags & kWriteKv);
-    if (!batch.chains_only() || !all_written)
+    if (!batch.chains_only() || !all_written || !all_layers)
       return invalid_argument("forward: a batch of " + std::to_string(n) +
                               " tokens is longer than max_batch " + std::to_string(max_batch_) +
                               ", and only a chain whose tokens all write their K/V can be fed in "
@@ -181,8 +220,11 @@ Status Transformer::check_batch(const CheckedCacheStore& cache, const Batch& bat
   return ok_status();
 }
 
-Result<std::span<const float>> Transformer::forward(CheckedCacheStore& cache, const Batch& batch) {
-  RETURN_IF_ERROR(check_batch(cache, batch));
+Result<std::span<const float>> Transformer::forward(CheckedCacheStore& cache, const Batch& batch,
+                                                    const ForwardOptions& options) {
+  pending_tokens_ = 0;
+  hidden_rows_ = {};
+  RETURN_IF_ERROR(check_batch(cache, batch, options));
   const int32_t n = batch.size();
   // Logical lengths before the call, to take every appended chunk back on error.
   std::vector<std::pair<SequenceId, int64_t>> before;
@@ -196,7 +238,7 @@ Result<std::span<const float>> Transformer::forward(CheckedCacheStore& cache, co
   int32_t rows = 0;
   for (int32_t begin = 0; begin < n; begin += max_batch_) {
     const int32_t count = std::min(max_batch_, n - begin);
-    Status status = forward_chunk(cache, batch, begin, count, rows);
+    Status status = forward_chunk(cache, batch, begin, count, rows, options);
     if (!status.ok()) {
       for (const auto& [seq, length] : before) {
         const Status undone = cache.truncate(seq, length);
@@ -210,8 +252,32 @@ Result<std::span<const float>> Transformer::forward(CheckedCacheStore& cache, co
     for (int32_t i = begin; i < begin + count; ++i)
       if (batch.flags()[static_cast<std::size_t>(i)] & kOutputLogits) ++rows;
   }
+  const ModelConfig& c = model_.config;
+  const bool all_layers =
+      options.layer_begin == 0 && (options.layer_end < 0 || options.layer_end == c.n_layers);
+  if (n <= max_batch_ && all_layers) pending_tokens_ = n;
+  if (options.output_hidden)
+    hidden_rows_ = {hidden_, static_cast<std::size_t>(rows) * static_cast<std::size_t>(c.dim)};
+  if (!options.output_logits) return std::span<const float>();
   return std::span<const float>(
-      logits_, static_cast<std::size_t>(rows) * static_cast<std::size_t>(model_.config.vocab_size));
+      logits_, static_cast<std::size_t>(rows) * static_cast<std::size_t>(c.vocab_size));
+}
+
+Status Transformer::commit_pending(CheckedCacheStore& cache, const Batch& batch,
+                                   std::span<const int32_t> rows) {
+  if (pending_tokens_ == 0 || batch.size() != pending_tokens_)
+    return failed_precondition(
+        "commit_pending: the last forward holds no pending K/V for this batch (commit right "
+        "after a forward over every layer in one chunk, with the same batch)");
+  for (const int32_t row : rows) {
+    if (row < 0 || row >= pending_tokens_)
+      return invalid_argument("commit_pending: row " + std::to_string(row) +
+                              " is outside the batch of " + std::to_string(pending_tokens_));
+    if (batch.flags()[static_cast<std::size_t>(row)] & kWriteKv)
+      return invalid_argument("commit_pending: batch token " + std::to_string(row) +
+                              " had kWriteKv and is stored already");
+  }
+  return append_rows(cache, batch, 0, pending_tokens_, rows);
 }
 
 void Transformer::build_visibility(const Batch& batch, int32_t begin, int32_t count) {
@@ -233,7 +299,9 @@ void Transformer::build_visibility(const Batch& batch, int32_t begin, int32_t co
     for (int32_t j = 0; j < count; ++j)
       if (batch.blocks()[static_cast<std::size_t>(begin + j)] == block &&
           batch.seqs()[static_cast<std::size_t>(begin + j)] ==
-              batch.seqs()[static_cast<std::size_t>(begin + i)])
+              batch.seqs()[static_cast<std::size_t>(begin + i)] &&
+          batch.branches()[static_cast<std::size_t>(begin + j)] ==
+              batch.branches()[static_cast<std::size_t>(begin + i)])
         row(i)[j / 64] |= uint64_t{1} << (j % 64);
   }
 }
@@ -249,7 +317,7 @@ const float* Transformer::through_codec(const Compressor& codec, const float* sr
 }
 
 Status Transformer::forward_chunk(CheckedCacheStore& cache, const Batch& batch, int32_t begin,
-                                  int32_t count, int32_t first_row) {
+                                  int32_t count, int32_t first_row, const ForwardOptions& options) {
   const ModelConfig& c = model_.config;
   const ModelWeights& w = model_.weights;
   const int64_t n = count;
@@ -264,6 +332,7 @@ Status Transformer::forward_chunk(CheckedCacheStore& cache, const Batch& batch, 
   // The chunk's sequences, each token's view, its visibility and output rows.
   chunk_seqs_.clear();
   output_rows_.clear();
+  write_rows_.clear();
   for (int32_t i = 0; i < count; ++i) {
     const SequenceId seq = batch.seqs()[static_cast<std::size_t>(begin + i)];
     auto found = std::find(chunk_seqs_.begin(), chunk_seqs_.end(), seq);
@@ -271,6 +340,7 @@ Status Transformer::forward_chunk(CheckedCacheStore& cache, const Batch& batch, 
     view_of_[static_cast<std::size_t>(i)] = static_cast<int32_t>(found - chunk_seqs_.begin());
     if (batch.flags()[static_cast<std::size_t>(begin + i)] & kOutputLogits)
       output_rows_.push_back(i);
+    if (batch.flags()[static_cast<std::size_t>(begin + i)] & kWriteKv) write_rows_.push_back(i);
   }
   build_visibility(batch, begin, count);
   views_.resize(chunk_seqs_.size());
@@ -294,6 +364,7 @@ Status Transformer::forward_chunk(CheckedCacheStore& cache, const Batch& batch, 
   params.positions = positions;
   params.views = views_;
   params.view_of = std::span<const int32_t>(view_of_.data(), static_cast<std::size_t>(count));
+  if (batch.any_branch()) params.branches = range(batch.branches());
   params.in_batch = {std::span<const uint64_t>(in_batch_.data(),
                                                static_cast<std::size_t>((count + 63) / 64 * count)),
                      (count + 63) / 64};
@@ -302,8 +373,14 @@ Status Transformer::forward_chunk(CheckedCacheStore& cache, const Batch& batch, 
   params.rope_theta = c.rope_theta;
   params.out = attn;
 
-  backend_.embedding(w.token_embedding, tokens, x);
-  for (int l = 0; l < c.n_layers; ++l) {
+  if (options.layer_begin == 0) {
+    backend_.embedding(w.token_embedding, tokens, x);
+  } else {
+    std::copy_n(options.hidden_in.data() + static_cast<std::ptrdiff_t>(begin) * c.dim,
+                static_cast<std::ptrdiff_t>(n) * c.dim, x_);
+  }
+  const int layer_end = options.layer_end < 0 ? c.n_layers : options.layer_end;
+  for (int l = options.layer_begin; l < layer_end; ++l) {
     const LayerWeights& lw = w.layers[static_cast<std::size_t>(l)];
     const Compressor& codec = cache.codec(l);
     float* k_layer = k_new_ + l * layer_stride;
@@ -345,64 +422,77 @@ Status Transformer::forward_chunk(CheckedCacheStore& cache, const Batch& batch, 
     backend_.add(x, xb, x);
   }
 
-  // Logits of the output rows, gathered contiguous (rows [0, m) of xb_).
-  const auto rows = static_cast<int64_t>(output_rows_.size());
-  if (rows > 0) {
-    bool contiguous = true;
-    for (int64_t r = 0; r < rows; ++r)
-      contiguous = contiguous && output_rows_[static_cast<std::size_t>(r)] == output_rows_[0] + r;
-    const float* source = x_ + static_cast<int64_t>(output_rows_[0]) * c.dim;
-    if (!contiguous) {
-      // xb_ is free now: gather there, then normalise in place.
-      for (int64_t r = 0; r < rows; ++r)
-        std::copy_n(x_ + static_cast<int64_t>(output_rows_[static_cast<std::size_t>(r)]) * c.dim,
-                    c.dim, xb_ + r * c.dim);
-      source = xb_;
-    }
-    const Tensor x_rows = f32_view(const_cast<float*>(source), {rows, c.dim});
-    const Tensor xb_rows = f32_view(xb_, {rows, c.dim});
-    backend_.rms_norm(x_rows, w.output_norm, c.rms_eps, xb_rows);
-    float* out = logits_ + static_cast<int64_t>(first_row) * c.vocab_size;
-    backend_.matmul(xb_rows, w.output, f32_view(out, {rows, c.vocab_size}));
-    // NaN or inf weights (or an overflow) end here; the sampler and the
-    // scorer may rely on finite logits.
-    const std::size_t total =
-        static_cast<std::size_t>(rows) * static_cast<std::size_t>(c.vocab_size);
-    for (std::size_t i = 0; i < total; ++i)
-      if (!std::isfinite(out[i]))
-        return non_finite_logit(out[i],
-                                positions[static_cast<std::size_t>(
-                                    output_rows_[i / static_cast<std::size_t>(c.vocab_size)])]);
-  }
-  return append_chunk(cache, batch, begin, count);
+  if (!output_rows_.empty()) RETURN_IF_ERROR(output_logits(first_row, positions, options));
+  return append_rows(cache, batch, begin, count, write_rows_);
 }
 
-Status Transformer::append_chunk(CheckedCacheStore& cache, const Batch& batch, int32_t begin,
-                                 int32_t count) {
+Status Transformer::output_logits(int32_t first_row, std::span<const int32_t> positions,
+                                  const ForwardOptions& options) {
+  const ModelConfig& c = model_.config;
+  const ModelWeights& w = model_.weights;
+  // The output rows' residual streams, gathered contiguous (rows [0, m) of xb_).
+  const auto rows = static_cast<int64_t>(output_rows_.size());
+  bool contiguous = true;
+  for (int64_t r = 0; r < rows; ++r)
+    contiguous = contiguous && output_rows_[static_cast<std::size_t>(r)] == output_rows_[0] + r;
+  const float* source = x_ + static_cast<int64_t>(output_rows_[0]) * c.dim;
+  if (!contiguous) {
+    // xb_ is free now: gather there, then normalise in place.
+    for (int64_t r = 0; r < rows; ++r)
+      std::copy_n(x_ + static_cast<int64_t>(output_rows_[static_cast<std::size_t>(r)]) * c.dim,
+                  c.dim, xb_ + r * c.dim);
+    source = xb_;
+  }
+  if (options.output_hidden)
+    std::copy_n(source, rows * c.dim, hidden_ + static_cast<int64_t>(first_row) * c.dim);
+  if (!options.output_logits) return ok_status();
+  const Tensor x_rows = f32_view(const_cast<float*>(source), {rows, c.dim});
+  const Tensor xb_rows = f32_view(xb_, {rows, c.dim});
+  backend_.rms_norm(x_rows, w.output_norm, c.rms_eps, xb_rows);
+  float* out = logits_ + static_cast<int64_t>(first_row) * c.vocab_size;
+  backend_.matmul(xb_rows, w.output, f32_view(out, {rows, c.vocab_size}));
+  // NaN or inf weights (or an overflow) end here; the sampler and the
+  // scorer may rely on finite logits.
+  const std::size_t total = static_cast<std::size_t>(rows) * static_cast<std::size_t>(c.vocab_size);
+  for (std::size_t i = 0; i < total; ++i)
+    if (!std::isfinite(out[i]))
+      return non_finite_logit(out[i],
+                              positions[static_cast<std::size_t>(
+                                  output_rows_[i / static_cast<std::size_t>(c.vocab_size)])]);
+  return ok_status();
+}
+
+Status Transformer::append_rows(CheckedCacheStore& cache, const Batch& batch, int32_t begin,
+                                int32_t count, std::span<const int32_t> rows) {
+  if (rows.empty()) return ok_status();
   const ModelConfig& c = model_.config;
   const int64_t n = count;
   const int64_t kv_width = static_cast<int64_t>(c.n_kv_heads) * c.head_dim;
-  const std::span<const int32_t> positions =
-      batch.positions().subspan(static_cast<std::size_t>(begin), static_cast<std::size_t>(count));
-  // One sequence writing every token (prefill, decode): straight from k_new_.
-  bool simple = chunk_seqs_.size() == 1;
-  for (int32_t i = 0; i < count && simple; ++i)
-    simple = (batch.flags()[static_cast<std::size_t>(begin + i)] & kWriteKv) != 0;
+  const auto chunk = [&](auto span) {
+    return span.subspan(static_cast<std::size_t>(begin), static_cast<std::size_t>(count));
+  };
+  // One sequence writing every token in order (prefill, decode): straight from k_new_.
+  bool simple = chunk_seqs_.size() == 1 && static_cast<int32_t>(rows.size()) == count;
+  for (int32_t i = 0; i < count && simple; ++i) simple = rows[static_cast<std::size_t>(i)] == i;
   if (simple) {
     const Tensor k_all = f32_view(k_new_, {c.n_layers, n, c.n_kv_heads, c.head_dim});
     const Tensor v_all = f32_view(v_new_, {c.n_layers, n, c.n_kv_heads, c.head_dim});
-    return cache.append(chunk_seqs_[0], positions, k_all, v_all);
+    return cache.append(chunk_seqs_[0], chunk(batch.positions()),
+                        batch.any_branch() ? chunk(batch.branches()) : std::span<const BranchId>(),
+                        k_all, v_all);
   }
-  // Otherwise each sequence's written tokens, gathered in batch order.
-  std::vector<std::pair<SequenceId, int64_t>> appended;
+  // Otherwise each sequence's rows, gathered in the order given.
+  appended_.clear();
   for (const SequenceId seq : chunk_seqs_) {
     gather_rows_.clear();
     gather_positions_.clear();
-    for (int32_t i = 0; i < count; ++i) {
+    gather_branches_.clear();
+    for (const int32_t i : rows) {
       const auto index = static_cast<std::size_t>(begin + i);
-      if (batch.seqs()[index] != seq || !(batch.flags()[index] & kWriteKv)) continue;
+      if (batch.seqs()[index] != seq) continue;
       gather_rows_.push_back(i);
       gather_positions_.push_back(batch.positions()[index]);
+      gather_branches_.push_back(batch.branches()[index]);
     }
     if (gather_rows_.empty()) continue;
     const auto m = static_cast<int64_t>(gather_rows_.size());
@@ -421,13 +511,15 @@ Status Transformer::append_chunk(CheckedCacheStore& cache, const Batch& batch, i
     ASSIGN_OR_RETURN(const SequenceInfo info, cache.info(seq));
     const Status status =
         cache.append(seq, gather_positions_,
+                     batch.any_branch() ? std::span<const BranchId>(gather_branches_)
+                                        : std::span<const BranchId>(),
                      f32_view(gather_k_.data(), {c.n_layers, m, c.n_kv_heads, c.head_dim}),
                      f32_view(gather_v_.data(), {c.n_layers, m, c.n_kv_heads, c.head_dim}));
     if (!status.ok()) {
-      for (const auto& [done, length] : appended) (void)cache.truncate(done, length);
+      for (const auto& [done, length] : appended_) (void)cache.truncate(done, length);
       return status;
     }
-    appended.emplace_back(seq, info.logical_length);
+    appended_.emplace_back(seq, info.logical_length);
   }
   return ok_status();
 }

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "core/backend/backend.h"
@@ -28,6 +29,26 @@ class CheckedCacheStore;
 enum class LogitsWanted : uint8_t {
   kLast,  // logits of the last token only
   kAll,   // logits of every token fed (at most max_batch tokens then)
+};
+
+// What one forward runs and returns beyond the default (every layer, logits
+// of the kOutputLogits tokens).
+struct ForwardOptions {
+  // Layers [layer_begin, layer_end) run; layer_end = -1: to the last. A range
+  // that stops early writes no K/V (no token may carry kWriteKv) and leaves
+  // nothing to commit: self-drafting runs the first layers, then the final
+  // norm and head.
+  int layer_begin = 0;
+  int layer_end = -1;
+  // With layer_begin > 0: the residual stream entering layer_begin, f32 [n,
+  // dim] for the n batch tokens (instead of the embedding).
+  std::span<const float> hidden_in;
+  // Keep the residual stream of the kOutputLogits tokens after the last layer
+  // run, before the final norm (hidden_states()): for drafters conditioned on
+  // the target's hidden states.
+  bool output_hidden = false;
+  // Skip the final norm and head (returns no logits).
+  bool output_logits = true;
 };
 
 class Transformer {
@@ -47,7 +68,21 @@ class Transformer {
   // when the weights hold them, the tensor. On any error the cache holds what
   // it held before the call, unless an evicting store already dropped entries
   // (the error then says so).
-  Result<std::span<const float>> forward(CheckedCacheStore& cache, const Batch& batch);
+  Result<std::span<const float>> forward(CheckedCacheStore& cache, const Batch& batch,
+                                         const ForwardOptions& options = {});
+
+  // Appends to the cache the K/V the last forward computed for tokens `rows`
+  // of its batch (indices into it, each token without kWriteKv: held
+  // pending), sequence by sequence in the order given, with the batch's
+  // positions and branches. How a verifier keeps only an accepted draft path:
+  // the draft's K/V wait here and never touch the store until accepted. Valid
+  // after a forward over every layer in one chunk (at most max_batch tokens),
+  // until the next forward; `batch` must be the one that forward ran.
+  Status commit_pending(CheckedCacheStore& cache, const Batch& batch,
+                        std::span<const int32_t> rows);
+  // The residual streams the last forward kept (ForwardOptions::output_hidden),
+  // f32 [rows, dim] in the order of its logits.
+  std::span<const float> hidden_states() const { return hidden_rows_; }
 
   // A chain of `tokens` continuing `seq` at `positions` (the common case).
   Result<std::span<const float>> forward(CheckedCacheStore& cache, SequenceId seq,
@@ -62,20 +97,27 @@ class Transformer {
  private:
   Transformer(const LoadedModel& model, Backend& backend, int max_batch);
   Status allocate_scratch();
-  Status check_batch(const CheckedCacheStore& cache, const Batch& batch) const;
+  Status check_batch(const CheckedCacheStore& cache, const Batch& batch,
+                     const ForwardOptions& options) const;
   // Tokens [begin, begin + count) of `batch`, which holds no reference outside
   // that range except to tokens already written. Logit rows go to logits_ from
   // row `first_row`.
   Status forward_chunk(CheckedCacheStore& cache, const Batch& batch, int32_t begin, int32_t count,
-                       int32_t first_row);
+                       int32_t first_row, const ForwardOptions& options);
+  // Final norm and head over the chunk's output rows (output_rows_), logits
+  // to logits_ from row `first_row`; the residual rows to hidden_ if asked.
+  Status output_logits(int32_t first_row, std::span<const int32_t> positions,
+                       const ForwardOptions& options);
   // in_batch_ rows for the chunk: parents (ancestors) and block mates.
   void build_visibility(const Batch& batch, int32_t begin, int32_t count);
   // dst = decode(encode(src)) through layer l's codec, `vectors` vectors of
   // `width` floats; a raw-f32 codec copies nothing and returns src.
   const float* through_codec(const Compressor& codec, const float* src, int64_t vectors, int width,
                              float* dst);
-  // Appends the chunk's kWriteKv tokens, sequence by sequence.
-  Status append_chunk(CheckedCacheStore& cache, const Batch& batch, int32_t begin, int32_t count);
+  // Appends the K/V of chunk tokens `rows` (indices into the chunk that
+  // starts at `begin` and holds `count` tokens), sequence by sequence.
+  Status append_rows(CheckedCacheStore& cache, const Batch& batch, int32_t begin, int32_t count,
+                     std::span<const int32_t> rows);
   // The error for a non-finite logit: scans the weights to name the cause.
   Status non_finite_logit(float value, int32_t position) const;
 
@@ -96,13 +138,21 @@ class Transformer {
   float* gate_ = nullptr;    // [n, hidden]
   float* up_ = nullptr;      // [n, hidden]
   float* logits_ = nullptr;  // [max_batch, vocab]
+  float* hidden_ = nullptr;  // [max_batch, dim]: output rows' residual streams
+  std::span<const float> hidden_rows_;
+  // What commit_pending may take: the batch size of the last forward, if it
+  // ran every layer in one chunk (else 0).
+  int32_t pending_tokens_ = 0;
   // Per chunk, sized once for max_batch tokens.
   std::vector<uint64_t> in_batch_;      // visibility bits [n, words]
   std::vector<int32_t> view_of_;        // [n]
   std::vector<SequenceId> chunk_seqs_;  // the distinct sequences of the chunk
   std::vector<KVView> views_;           // one per chunk sequence, the layer at hand
   std::vector<int32_t> output_rows_;    // chunk indices with kOutputLogits
+  std::vector<int32_t> write_rows_;     // chunk indices with kWriteKv
   std::vector<int32_t> gather_rows_;    // chunk indices appended to one sequence
+  std::vector<BranchId> gather_branches_;
+  std::vector<std::pair<SequenceId, int64_t>> appended_;  // sequences appended, lengths before
   std::vector<int32_t> gather_positions_;
   std::vector<float> gather_k_, gather_v_;  // [layers, m, kv_heads, head_dim], grown once
   std::vector<uint8_t> codec_bytes_;        // one layer's encoded batch K or V, grown once

@@ -6,7 +6,7 @@
 namespace tessera {
 
 Result<SlotArena> SlotArena::create(const CodecLayout& layout, int64_t slots,
-                                    const std::string& what) {
+                                    const std::string& what, bool keep_branches) {
   SlotArena arena;
   std::size_t bytes = 0;
   if (slots <= 0 ||
@@ -17,6 +17,8 @@ Result<SlotArena> SlotArena::create(const CodecLayout& layout, int64_t slots,
     // faults memory in, and the contents are deterministic.
     arena.data_ = std::make_unique<uint8_t[]>(bytes);
     arena.positions_ = std::make_unique<int32_t[]>(static_cast<std::size_t>(slots));
+    if (keep_branches)
+      arena.branches_ = std::make_unique<BranchId[]>(static_cast<std::size_t>(slots));
   } catch (const std::bad_alloc&) {
     return resource_exhausted(what + ": out of memory reserving " + std::to_string(slots) +
                               " slots (" + std::to_string(bytes) + " bytes)");
@@ -38,7 +40,7 @@ uint8_t* SlotArena::vector(const CodecLayout& layout, int layer, int kv, int vec
 }
 
 void SlotArena::write(const CodecLayout& layout, const Tensor& k, const Tensor& v, int64_t row,
-                      int64_t slot, int32_t position) {
+                      int64_t slot, int32_t position, BranchId branch) {
   const CacheGeometry& g = layout.geometry();
   const Tensor* kv_in[2] = {&k, &v};
   for (int l = 0; l < g.layers; ++l)
@@ -53,28 +55,38 @@ void SlotArena::write(const CodecLayout& layout, const Tensor& k, const Tensor& 
       }
     }
   positions_[static_cast<std::size_t>(slot)] = position;
+  TESSERA_CHECK(branch == 0 || branches_, "SlotArena: a branch for an arena without branches");
+  if (branches_) {
+    branches_[static_cast<std::size_t>(slot)] = branch;
+    any_branch_ = any_branch_ || branch != 0;
+  }
 }
 
-void SlotArena::copy_slot(const CodecLayout& layout, int64_t from, const SlotArena& destination,
-                          int64_t to) const {
+std::size_t SlotArena::copy_slot(const CodecLayout& layout, int64_t from, SlotArena& destination,
+                                 int64_t to) const {
   const CacheGeometry& g = layout.geometry();
-  if (this == &destination && from == to) return;
+  if (this == &destination && from == to) return 0;
   for (int l = 0; l < g.layers; ++l)
     for (int kv = 0; kv < 2; ++kv)
       for (int i = 0; i < layout.vectors_per_token(); ++i)
         std::memcpy(destination.vector(layout, l, kv, i, to), vector(layout, l, kv, i, from),
                     layout.vector_bytes(l));
   destination.positions_[static_cast<std::size_t>(to)] = positions_[static_cast<std::size_t>(from)];
+  const BranchId branch = branches_ ? branches_[static_cast<std::size_t>(from)] : BranchId{0};
+  TESSERA_CHECK(branch == 0 || destination.branches_,
+                "SlotArena: copying a branch into an arena without branches");
+  if (destination.branches_) {
+    destination.branches_[static_cast<std::size_t>(to)] = branch;
+    destination.any_branch_ = destination.any_branch_ || branch != 0;
+  }
+  return layout.token_bytes() + destination.meta_bytes_per_slot();
 }
 
-void SlotArena::copy_all(const CodecLayout& layout, const SlotArena& destination) const {
-  if (destination.slots_ == slots_) {
-    std::memcpy(destination.data_.get(), data_.get(), bytes_);
-    std::memcpy(destination.positions_.get(), positions_.get(),
-                static_cast<std::size_t>(slots_) * sizeof(int32_t));
-    return;
-  }
-  for (int64_t s = 0; s < slots_; ++s) copy_slot(layout, s, destination, s);
+std::size_t SlotArena::copy_first(const CodecLayout& layout, int64_t count,
+                                  SlotArena& destination) const {
+  std::size_t copied = 0;
+  for (int64_t s = 0; s < count; ++s) copied += copy_slot(layout, s, destination, s);
+  return copied;
 }
 
 KVSegment SlotArena::segment(const CodecLayout& layout, int layer, int64_t first, int64_t count,
@@ -89,6 +101,7 @@ KVSegment SlotArena::segment(const CodecLayout& layout, int layer, int64_t first
   KVSegment segment;
   segment.count = count;
   segment.positions = positions_.get() + first;
+  if (any_branch_) segment.branches = branches_.get() + first;
   Tensor* views[2] = {&segment.k, &segment.v};
   for (int kv = 0; kv < 2; ++kv) {
     Tensor& t = *views[kv];
@@ -119,6 +132,7 @@ KVSegment SlotArena::encoded_segment(const CodecLayout& layout, int layer, int64
   KVSegment segment;
   segment.count = count;
   segment.positions = positions_.get() + first;
+  if (any_branch_) segment.branches = branches_.get() + first;
   for (Tensor* t : {&segment.k, &segment.v}) {
     t->dtype = DType::kF32;
     t->rank = 3;

@@ -1,8 +1,9 @@
 // Encoded K/V for a fixed number of slots of one sequence (or one block of a
 // paged store): [layer][K, V][vector][slot][vector_bytes(layer)], `vector`
 // being the kv head (or 0 alone when a codec vector spans a token's heads),
-// each vector at a slot of its own, plus the position of each slot. Reserved and
-// zeroed when created; nothing after that allocates.
+// each vector at a slot of its own, plus the position of each slot and, for a
+// store that keeps branches (BIM), its branch. Reserved and zeroed when
+// created; nothing after that allocates.
 #pragma once
 
 #include <cstddef>
@@ -19,25 +20,45 @@ namespace tessera {
 class SlotArena {
  public:
   SlotArena() = default;
+  // Bytes of a slot's position, and of its branch when kept.
+  static constexpr std::size_t kPositionBytes = sizeof(int32_t);
+  static constexpr std::size_t kBranchBytes = sizeof(BranchId);
+
   // ResourceExhausted when the memory cannot be had; `what` names the owner.
-  static Result<SlotArena> create(const CodecLayout& layout, int64_t slots,
-                                  const std::string& what);
+  // With `keep_branches` each slot also holds a branch id.
+  static Result<SlotArena> create(const CodecLayout& layout, int64_t slots, const std::string& what,
+                                  bool keep_branches = false);
 
   int64_t slots() const { return slots_; }
-  std::size_t reserved_bytes() const { return bytes_ + static_cast<std::size_t>(slots_) * 4; }
+  // Bytes of the slots' metadata: the position, and the branch when kept.
+  std::size_t meta_bytes_per_slot() const {
+    return kPositionBytes + (branches_ ? kBranchBytes : 0);
+  }
+  std::size_t reserved_bytes() const {
+    return bytes_ + static_cast<std::size_t>(slots_) * meta_bytes_per_slot();
+  }
   int32_t* positions() const { return positions_.get(); }
+  // Each slot's branch, or null when branches are not kept.
+  BranchId* branches() const { return branches_.get(); }
+  // Whether a slot was ever written or copied with a nonzero branch (views
+  // hand out the branches only then, so unbranched attention tests nothing).
+  bool any_branch() const { return any_branch_; }
 
   uint8_t* vector(const CodecLayout& layout, int layer, int kv, int vector_index,
                   int64_t slot) const;
   // Encodes row `row` of k and v (f32 [layers, n, kv_heads, head_dim]) into `slot`.
+  // A branch other than 0 needs an arena that keeps branches.
   void write(const CodecLayout& layout, const Tensor& k, const Tensor& v, int64_t row, int64_t slot,
-             int32_t position);
+             int32_t position, BranchId branch = 0);
   // Slot `to` of `destination` becomes a copy of slot `from` of this arena (K,
-  // V of every layer, and the position). The two may be the same arena.
-  void copy_slot(const CodecLayout& layout, int64_t from, const SlotArena& destination,
-                 int64_t to) const;
-  // Copies every slot into `destination`, which has at least as many.
-  void copy_all(const CodecLayout& layout, const SlotArena& destination) const;
+  // V of every layer, the position and the branch). The two may be the same
+  // arena. Returns the entry bytes copied.
+  std::size_t copy_slot(const CodecLayout& layout, int64_t from, SlotArena& destination,
+                        int64_t to) const;
+  // Copies slots [0, count) into the same slots of `destination`, which has
+  // at least as many (and keeps branches if needed). Returns the entry bytes
+  // copied.
+  std::size_t copy_first(const CodecLayout& layout, int64_t count, SlotArena& destination) const;
 
   // Slots [first, first + count) of a layer as a segment: a view into the
   // arena for a raw-f32 layer, else decoded into `scratch` (2 * kv_heads *
@@ -55,6 +76,8 @@ class SlotArena {
   std::size_t bytes_ = 0;
   std::unique_ptr<uint8_t[]> data_;
   std::unique_ptr<int32_t[]> positions_;
+  std::unique_ptr<BranchId[]> branches_;
+  bool any_branch_ = false;
 };
 
 }  // namespace tessera

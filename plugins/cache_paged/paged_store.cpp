@@ -28,8 +28,8 @@ Status PagedCacheStore::init(const CacheGeometry& geometry,
 
 Status PagedCacheStore::ensure_free(int64_t count) {
   while (static_cast<int64_t>(free_.size()) - promised_ < count) {
-    ASSIGN_OR_RETURN(SlotArena arena,
-                     SlotArena::create(layout_, block_size_, "paged cache: block"));
+    ASSIGN_OR_RETURN(SlotArena arena, SlotArena::create(layout_, block_size_, "paged cache: block",
+                                                        /*keep_branches=*/true));
     bytes_.capacity += arena.reserved_bytes();
     blocks_.push_back(Block{std::move(arena), 0, 0});
     free_.push_back(static_cast<int32_t>(blocks_.size() - 1));
@@ -49,6 +49,7 @@ Result<PagedCacheStore::Sequence> PagedCacheStore::make_sequence(SequenceId seq,
     s.table.reserve(blocks);
     s.segments.reserve(blocks);
     s.ordered.reserve(static_cast<std::size_t>(capacity));
+    s.branch_of.reserve(static_cast<std::size_t>(capacity));
     if (layout_.any_encoded()) {
       scratch_floats = 2 * static_cast<std::size_t>(g.kv_heads) *
                        static_cast<std::size_t>(capacity) * static_cast<std::size_t>(g.head_dim);
@@ -114,8 +115,8 @@ void PagedCacheStore::own_block(Sequence& s, int64_t b) {
   if (blocks_[static_cast<std::size_t>(shared)].references == 1) return;
   const int32_t own = take_block(s);
   const Block& from = blocks_[static_cast<std::size_t>(shared)];
-  for (int64_t slot = 0; slot < from.written; ++slot)
-    from.arena.copy_slot(layout_, slot, blocks_[static_cast<std::size_t>(own)].arena, slot);
+  bytes_.copied +=
+      from.arena.copy_first(layout_, from.written, blocks_[static_cast<std::size_t>(own)].arena);
   set_written(own, from.written);
   drop_reference(shared);
   s.table[static_cast<std::size_t>(b)] = own;
@@ -141,6 +142,8 @@ Status PagedCacheStore::fork(SequenceId src, SequenceId dst) {
   ASSIGN_OR_RETURN(Sequence s, make_sequence(dst, from->capacity, 0));
   s.table = from->table;
   s.ordered = from->ordered;
+  s.branch_of = from->branch_of;
+  s.any_branch = from->any_branch;
   s.length = from->length;
   for (const int32_t id : s.table) ++blocks_[static_cast<std::size_t>(id)].references;
   bytes_.capacity += s.reserved_bytes;
@@ -148,7 +151,8 @@ Status PagedCacheStore::fork(SequenceId src, SequenceId dst) {
   return ok_status();
 }
 
-Status PagedCacheStore::append(SequenceId seq, std::span<const int32_t> positions, const Tensor& k,
+Status PagedCacheStore::append(SequenceId seq, std::span<const int32_t> positions,
+                               std::span<const BranchId> branches, const Tensor& k,
                                const Tensor& v) {
   Sequence* s = find(seq);
   if (s == nullptr) return not_found("paged cache: no " + seq_name(seq));
@@ -170,10 +174,13 @@ Status PagedCacheStore::append(SequenceId seq, std::span<const int32_t> position
   for (int64_t i = 0; i < n; ++i) {
     const int32_t id = s->table[static_cast<std::size_t>(s->length / block_size_)];
     const int64_t slot = s->length % block_size_;
-    blocks_[static_cast<std::size_t>(id)].arena.write(layout_, k, v, i, slot,
-                                                      positions[static_cast<std::size_t>(i)]);
+    const BranchId branch = branches.empty() ? BranchId{0} : branches[static_cast<std::size_t>(i)];
+    blocks_[static_cast<std::size_t>(id)].arena.write(
+        layout_, k, v, i, slot, positions[static_cast<std::size_t>(i)], branch);
     set_written(id, std::max(blocks_[static_cast<std::size_t>(id)].written, slot + 1));
     s->ordered.push_back(positions[static_cast<std::size_t>(i)]);
+    s->branch_of.push_back(branch);
+    s->any_branch = s->any_branch || branch != 0;
     ++s->length;
   }
   return ok_status();
@@ -202,6 +209,7 @@ Status PagedCacheStore::truncate(SequenceId seq, int64_t logical_length) {
     set_written(s->table.back(), logical_length - static_cast<int64_t>(keep - 1) * block_size_);
   s->length = logical_length;
   s->ordered.resize(static_cast<std::size_t>(logical_length));
+  s->branch_of.resize(static_cast<std::size_t>(logical_length));
   return ok_status();
 }
 
@@ -225,10 +233,11 @@ Status PagedCacheStore::copy(SequenceId seq, std::span<const int64_t> src, int64
     const int64_t to = dst_start + j;
     const Block& a =
         blocks_[static_cast<std::size_t>(s->table[static_cast<std::size_t>(from / block_size_)])];
-    const Block& b =
+    Block& b =
         blocks_[static_cast<std::size_t>(s->table[static_cast<std::size_t>(to / block_size_)])];
-    a.arena.copy_slot(layout_, from % block_size_, b.arena, to % block_size_);
+    bytes_.copied += a.arena.copy_slot(layout_, from % block_size_, b.arena, to % block_size_);
     s->ordered[static_cast<std::size_t>(to)] = s->ordered[static_cast<std::size_t>(from)];
+    s->branch_of[static_cast<std::size_t>(to)] = s->branch_of[static_cast<std::size_t>(from)];
   }
   return truncate(seq, dst_start + n);
 }
@@ -270,6 +279,12 @@ int64_t PagedCacheStore::stored_length(SequenceId seq, int /*layer*/, int /*kv*/
 
 std::span<const int32_t> PagedCacheStore::positions(SequenceId seq) const {
   return get(seq).ordered;
+}
+
+std::span<const BranchId> PagedCacheStore::branches(SequenceId seq) const {
+  const Sequence& s = get(seq);
+  if (!s.any_branch) return {};
+  return s.branch_of;
 }
 
 PagedCacheStore::Sequence* PagedCacheStore::find(SequenceId seq) {

@@ -16,7 +16,11 @@
 //
 // Bytes: capacity = the pool's blocks, block tables and decode scratches;
 // live = the entries written in blocks some sequence holds, each shared block
-// counted once.
+// counted once; copied = entry bytes written by copy() and copy-on-write.
+//
+// Entries carry a branch id (BIM, kv_view.h): one sequence may hold several
+// branches after a shared prefix; a block's segment hands its branches to
+// attention once it holds a nonzero one.
 #pragma once
 
 #include <cstddef>
@@ -41,13 +45,17 @@ class PagedCacheStore final : public CacheStore {
 
   Status init(const CacheGeometry& geometry,
               std::span<const Compressor* const> layer_codecs) override;
-  CachePolicy policy() const override { return {}; }
+  CachePolicy policy() const override {
+    CachePolicy policy;
+    policy.keeps_branches = true;
+    return policy;
+  }
   Status allocate(SequenceId seq, int64_t capacity) override;
   Status release(SequenceId seq) override;
   Status fork(SequenceId src, SequenceId dst) override;
 
-  Status append(SequenceId seq, std::span<const int32_t> positions, const Tensor& k,
-                const Tensor& v) override;
+  Status append(SequenceId seq, std::span<const int32_t> positions,
+                std::span<const BranchId> branches, const Tensor& k, const Tensor& v) override;
   Status truncate(SequenceId seq, int64_t logical_length) override;
   Status copy(SequenceId seq, std::span<const int64_t> src, int64_t dst_start) override;
 
@@ -56,6 +64,7 @@ class PagedCacheStore final : public CacheStore {
   SequenceInfo info(SequenceId seq) const override;
   int64_t stored_length(SequenceId seq, int layer, int kv) const override;
   std::span<const int32_t> positions(SequenceId seq) const override;
+  std::span<const BranchId> branches(SequenceId seq) const override;
   CacheBytes bytes() const override { return bytes_; }
 
   // For tests: blocks in the pool, and how many sequences hold block `id`.
@@ -77,6 +86,8 @@ class PagedCacheStore final : public CacheStore {
     int64_t promised = 0;              // free blocks reserved for this sequence
     std::vector<int32_t> table;        // block ids, in order
     std::vector<int32_t> ordered;      // positions in stored order
+    std::vector<BranchId> branch_of;   // branches in stored order
+    bool any_branch = false;           // a nonzero branch was ever appended
     std::vector<KVSegment> segments;   // what the last view() returned
     std::unique_ptr<float[]> scratch;  // [2, kv_heads, capacity, head_dim] or null
     std::size_t reserved_bytes = 0;    // tables and scratch
@@ -96,7 +107,9 @@ class PagedCacheStore final : public CacheStore {
   void set_written(int32_t id, int64_t written);
   Result<KVView> make_view(SequenceId seq, int layer, bool encoded);
   void set_live(std::size_t live);
-  std::size_t entry_bytes() const { return layout_.token_bytes() + sizeof(int32_t); }
+  std::size_t entry_bytes() const {
+    return layout_.token_bytes() + SlotArena::kPositionBytes + SlotArena::kBranchBytes;
+  }
 
   int64_t block_size_;
   CodecLayout layout_;

@@ -93,7 +93,8 @@ Status SinkWindowCacheStore::fork(SequenceId src, SequenceId dst) {
   if (sequences_.count(dst) != 0)
     return failed_precondition("sink_window cache: " + seq_name(dst) + " is already allocated");
   ASSIGN_OR_RETURN(Sequence s, make_sequence(dst));
-  from->arena.copy_all(layout_, s.arena);
+  for (int64_t i = 0; i < from->stored(); ++i)
+    bytes_.copied += from->arena.copy_slot(layout_, slot_of(*from, i), s.arena, slot_of(*from, i));
   s.logical = from->logical;
   s.ordered = from->ordered;
   s.sinks = from->sinks;
@@ -129,9 +130,15 @@ void SinkWindowCacheStore::refresh_order(Sequence& s) const {
 }
 
 Status SinkWindowCacheStore::append(SequenceId seq, std::span<const int32_t> positions,
-                                    const Tensor& k, const Tensor& v) {
+                                    std::span<const BranchId> branches, const Tensor& k,
+                                    const Tensor& v) {
   Sequence* s = find(seq);
   if (s == nullptr) return not_found("sink_window cache: no " + seq_name(seq));
+  for (const BranchId b : branches)
+    if (b != 0)
+      return unimplemented(
+          "sink_window cache: keeps one window per sequence, not per branch; "
+          "decode branches with decode.branch_layout = \"batched\"");
   // Checked before anything is written, so a failure changes nothing.
   int64_t sinks = s->sinks;
   for (const int32_t p : positions) {
@@ -202,7 +209,7 @@ Status SinkWindowCacheStore::copy(SequenceId seq, std::span<const int64_t> src, 
                            : s->logical_length;
   for (int64_t j = 0; j < n; ++j) {
     const int64_t to = slot_of(*s, dst_start + j);
-    s->arena.copy_slot(layout_, slot_of(*s, src[j]), s->arena, to);
+    bytes_.copied += s->arena.copy_slot(layout_, slot_of(*s, src[j]), s->arena, to);
     s->logical[static_cast<std::size_t>(to)] = base + j;
   }
   const int64_t kept = dst_start + n;

@@ -45,8 +45,10 @@ class SinkWindowCacheStore final : public CacheStore {
   Status release(SequenceId seq) override;
   Status fork(SequenceId src, SequenceId dst) override;
 
-  Status append(SequenceId seq, std::span<const int32_t> positions, const Tensor& k,
-                const Tensor& v) override;
+  // Branches must be empty or all 0: one window per sequence (the policy
+  // keeps no branches; multi-branch decoding uses a sequence per branch here).
+  Status append(SequenceId seq, std::span<const int32_t> positions,
+                std::span<const BranchId> branches, const Tensor& k, const Tensor& v) override;
   Status truncate(SequenceId seq, int64_t logical_length) override;
   // Only within the window (dst_start at or past the sinks): what compacting
   // an accepted draft needs; Unimplemented otherwise.

@@ -11,11 +11,15 @@
 // copies the entries.
 //
 // Byte accounting (bytes()), summed over sequences:
-//   capacity  everything allocate() reserved: arena + positions + scratch
+//   capacity  everything allocate() reserved: arena + positions + branches + scratch
 //   live      bytes holding entries: entries * (sum over layers of 2 * kv_heads *
-//             vector_bytes(l) + 4); the scratch is a decode buffer, never live,
-//             so `live` shows what the codec saves
+//             vector_bytes(l) + 4 + 2); the scratch is a decode buffer, never
+//             live, so `live` shows what the codec saves
 //   peak      the most `live` ever was
+//   copied    entry bytes written by copy() and fork()
+//
+// Entries carry a branch id (BIM, kv_view.h); views hand them to attention
+// once a sequence holds a nonzero one.
 //
 // Views: one segment. For a raw-f32 layer it points straight into the arena
 // (stride[0] = max_tokens * head_dim); otherwise into the sequence's decode
@@ -43,13 +47,17 @@ class StaticCacheStore final : public CacheStore {
 
   Status init(const CacheGeometry& geometry,
               std::span<const Compressor* const> layer_codecs) override;
-  CachePolicy policy() const override { return {}; }
+  CachePolicy policy() const override {
+    CachePolicy policy;
+    policy.keeps_branches = true;
+    return policy;
+  }
   Status allocate(SequenceId seq, int64_t capacity) override;
   Status release(SequenceId seq) override;
   Status fork(SequenceId src, SequenceId dst) override;
 
-  Status append(SequenceId seq, std::span<const int32_t> positions, const Tensor& k,
-                const Tensor& v) override;
+  Status append(SequenceId seq, std::span<const int32_t> positions,
+                std::span<const BranchId> branches, const Tensor& k, const Tensor& v) override;
   Status truncate(SequenceId seq, int64_t logical_length) override;
   Status copy(SequenceId seq, std::span<const int64_t> src, int64_t dst_start) override;
 
@@ -58,6 +66,7 @@ class StaticCacheStore final : public CacheStore {
   SequenceInfo info(SequenceId seq) const override;
   int64_t stored_length(SequenceId seq, int layer, int kv) const override;
   std::span<const int32_t> positions(SequenceId seq) const override;
+  std::span<const BranchId> branches(SequenceId seq) const override;
   CacheBytes bytes() const override { return bytes_; }
 
  private:
@@ -73,7 +82,8 @@ class StaticCacheStore final : public CacheStore {
   const Sequence& get(SequenceId seq) const;
   Result<Sequence> make_sequence(SequenceId seq, int64_t capacity) const;
   std::size_t live_bytes(int64_t tokens) const {
-    return static_cast<std::size_t>(tokens) * (layout_.token_bytes() + sizeof(int32_t));
+    return static_cast<std::size_t>(tokens) *
+           (layout_.token_bytes() + SlotArena::kPositionBytes + SlotArena::kBranchBytes);
   }
   void set_live(std::size_t live);
 

@@ -53,10 +53,10 @@ class BrokenStore final : public CacheStore {
     return inner_.allocate(seq, capacity);
   }
   Status release(SequenceId seq) override { return inner_.release(seq); }
-  Status append(SequenceId seq, std::span<const int32_t> positions, const Tensor& k,
-                const Tensor& v) override {
+  Status append(SequenceId seq, std::span<const int32_t> positions,
+                std::span<const BranchId> branches, const Tensor& k, const Tensor& v) override {
     lagging_v_length_ = inner_.info(seq).stored;
-    RETURN_IF_ERROR(inner_.append(seq, positions, k, v));
+    RETURN_IF_ERROR(inner_.append(seq, positions, branches, k, v));
     if (bug_ == Bug::kHalfAppendsThenFails) return internal_error("disk on fire");
     return ok_status();
   }

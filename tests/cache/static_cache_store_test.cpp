@@ -52,7 +52,7 @@ void append(CheckedCacheStore& store, SequenceId seq, RefCache& ref, int64_t n,
 
 std::size_t identity_token_bytes(const CacheGeometry& g) {
   return static_cast<std::size_t>(g.layers) * 2 * g.kv_heads * g.head_dim * sizeof(float) +
-         sizeof(int32_t);
+         sizeof(int32_t) + sizeof(BranchId);
 }
 
 TEST(StaticCacheStore, AppendThenViewReturnsWhatWasAppended) {
@@ -256,11 +256,12 @@ TEST(StaticCacheStore, CopyRejectsBadIndices) {
 TEST(StaticCacheStore, ByteAccountingIsExact) {
   const CacheGeometry g = kGeometry;
   auto store = make_identity_store(g);
-  const std::size_t per_token = identity_token_bytes(g);  // K+V of all layers + a position
+  const std::size_t per_token = identity_token_bytes(g);  // K+V, a position and a branch
   // Expected capacity from the layout: arena [layers, 2, kv_heads, max_tokens, head_dim] f32
-  // plus positions [max_tokens] int32; the identity codec needs no decode scratch.
+  // plus positions [max_tokens] int32 and branches [max_tokens] int16; the identity codec
+  // needs no decode scratch.
   const std::size_t cap0 =
-      10 * (static_cast<std::size_t>(g.layers) * 2 * g.kv_heads * g.head_dim * 4 + 4);
+      10 * (static_cast<std::size_t>(g.layers) * 2 * g.kv_heads * g.head_dim * 4 + 4 + 2);
   EXPECT_EQ(store->bytes().capacity, 0u);
   ASSERT_TRUE(store->allocate(0, 10).ok());
   EXPECT_EQ(store->bytes().capacity, cap0);
@@ -326,7 +327,7 @@ TEST(StaticCacheStore, AppendPastCapacityIsResourceExhaustedAndChangesNothing) {
   EXPECT_TRUE(views_match(*store, 0, ref));
   // The store refuses on its own too (called without the wrapper).
   KVBatch one = make_batch(kGeometry, 8, 1, 8);
-  EXPECT_EQ(store->unchecked().append(0, one.positions, one.kt, one.vt).code(),
+  EXPECT_EQ(store->unchecked().append(0, one.positions, {}, one.kt, one.vt).code(),
             StatusCode::kResourceExhausted);
 }
 
@@ -458,10 +459,10 @@ TEST(StaticCacheStore, LossyCodecViewsAreTheDecodedValues) {
   EXPECT_TRUE(views_match(*store, 0, ref));
   EXPECT_TRUE(positions_match(*store, 0, ref));
 
-  // Bytes: 2 bytes per element stored; the f32 decode scratch
-  // [2, kv_heads, max_tokens, head_dim] is reserved (capacity) but never live.
+  // Bytes: 2 bytes per element stored, a position and a branch per entry; the f32
+  // decode scratch [2, kv_heads, max_tokens, head_dim] is reserved (capacity) but never live.
   const std::size_t token_bytes =
-      static_cast<std::size_t>(g.layers) * 2 * g.kv_heads * g.head_dim * 2 + 4;
+      static_cast<std::size_t>(g.layers) * 2 * g.kv_heads * g.head_dim * 2 + 4 + 2;
   const std::size_t scratch = 2 * static_cast<std::size_t>(g.kv_heads) * 12 * g.head_dim * 4;
   EXPECT_EQ(store->bytes().capacity, 12 * token_bytes + scratch);
   EXPECT_EQ(store->bytes().live, 7 * token_bytes);

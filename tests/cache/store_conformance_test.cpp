@@ -131,7 +131,7 @@ class StoreConformance : public ::testing::TestWithParam<Case> {
   std::size_t entry_bytes() const {
     return static_cast<std::size_t>(geometry_.layers) * 2 * geometry_.vectors_per_token() *
                vector_bytes() +
-           sizeof(int32_t);
+           sizeof(int32_t) + (store_->policy().keeps_branches ? sizeof(BranchId) : 0);
   }
 
   std::unique_ptr<CodecOwningStore> store_;
