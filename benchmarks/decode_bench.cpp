@@ -41,7 +41,7 @@ void BM_DecodeCached(benchmark::State& state) {
   request.stop_at_eos = false;
   int64_t tokens = 0;
   for (auto _ : state) {
-    auto stats = engine->generate(request, [](int32_t) { return true; });
+    auto stats = engine->generate(request, [](int32_t, int) { return true; });
     if (!stats.ok()) {
       state.SkipWithError(stats.status().to_string().c_str());
       return;
@@ -58,6 +58,7 @@ void BM_DecodeFullRecompute(benchmark::State& state) {
   auto engine = engine_or_exit(kModels[state.range(0)], 1);
   const int64_t length = state.range(1);
   int64_t tokens = 0;
+  Sampler sampler(engine->sampling());
   for (auto _ : state) {
     std::vector<int32_t> sequence = {engine->tokenizer().bos()};
     while (static_cast<int64_t>(sequence.size()) <= length) {
@@ -73,7 +74,7 @@ void BM_DecodeFullRecompute(benchmark::State& state) {
         state.SkipWithError("forward failed");
         return;
       }
-      sequence.push_back(engine->sampler().sample(*logits));
+      sequence.push_back(sampler.sample(*logits));
       ++tokens;
     }
   }

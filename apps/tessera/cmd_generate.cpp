@@ -14,6 +14,26 @@ std::string mib(std::size_t bytes) {
   return text;
 }
 
+void print_decode_stats(Engine& engine, const GenerationStats& stats) {
+  const DecodeCounters& c = stats.decode;
+  if (engine.drafts())
+    std::fprintf(stderr,
+                 "speculative: steps=%lld drafted=%lld accepted=%lld tokens_per_step=%.3f "
+                 "(acceptance %.3f per drafted token, %lld target forwards, %lld draft forwards, "
+                 "%s proposer)\n",
+                 static_cast<long long>(c.verify_steps), static_cast<long long>(c.drafted),
+                 static_cast<long long>(c.accepted),
+                 c.verify_steps > 0 ? static_cast<double>(c.emitted) / c.verify_steps : 0.0,
+                 c.drafted > 0 ? static_cast<double>(c.accepted) / c.drafted : 0.0,
+                 static_cast<long long>(c.target_forwards),
+                 static_cast<long long>(c.draft_forwards), engine.description().proposer.c_str());
+  if (!stats.branch_tokens.empty())
+    std::fprintf(stderr, "branches:   %zu, layout %s, %lld entries stored, %s copied\n",
+                 stats.branch_tokens.size(),
+                 engine.branch_layout() == BranchLayout::kBim ? "bim" : "batched",
+                 static_cast<long long>(stats.kv_entries), mib(stats.kv_copied_bytes).c_str());
+}
+
 void print_cache_stats(Engine& engine, const GenerationStats& stats) {
   const EngineDescription& d = engine.description();
   const int head_dim = engine.model().config.head_dim;
@@ -36,6 +56,53 @@ void print_cache_stats(Engine& engine, const GenerationStats& stats) {
                seconds > 0 ? static_cast<double>(tokens) / seconds : 0.0);
 }
 
+// The prompt echoed, then the continuation streamed as it is generated. A
+// reader that went away (`| head`) stops generation: there is no one to
+// generate for.
+Result<GenerationStats> stream_one(Engine& engine, const GenerationRequest& request) {
+  const Tokenizer& tokenizer = engine.tokenizer();
+  // The text after BOS reads as it would in a story.
+  int32_t previous = tokenizer.bos();
+  const std::size_t echo_from = !request.prompt.empty() && request.prompt[0] == previous ? 1 : 0;
+  for (std::size_t i = echo_from; i < request.prompt.size(); ++i) {
+    write_stdout(tokenizer.decode_token(previous, request.prompt[i]));
+    previous = request.prompt[i];
+  }
+  auto stats = engine.generate(request, [&](int32_t token, int) {
+    const bool written = write_stdout(tokenizer.decode_token(previous, token));
+    previous = token;
+    return written;
+  });
+  write_stdout("\n");
+  return stats;
+}
+
+// Each branch's text (prompt, branch, continuation), labelled, once all are done.
+Result<GenerationStats> print_branches(Engine& engine, const GenerationRequest& request) {
+  const Tokenizer& tokenizer = engine.tokenizer();
+  std::vector<std::vector<int32_t>> tokens(request.branches.size());
+  for (std::size_t b = 0; b < request.branches.size(); ++b) {
+    tokens[b] = request.prompt;
+    tokens[b].insert(tokens[b].end(), request.branches[b].begin(), request.branches[b].end());
+  }
+  auto stats = engine.generate(request, [&](int32_t token, int lane) {
+    tokens[static_cast<std::size_t>(lane)].push_back(token);
+    return true;
+  });
+  if (!stats.ok()) return stats;
+  for (std::size_t b = 0; b < tokens.size(); ++b) {
+    std::string text = "[branch " + std::to_string(b + 1) + "] ";
+    int32_t previous = tokenizer.bos();
+    for (std::size_t i = 0; i < tokens[b].size(); ++i) {
+      if (i == 0 && tokens[b][i] == previous) continue;
+      text += tokenizer.decode_token(previous, tokens[b][i]);
+      previous = tokens[b][i];
+    }
+    write_stdout(text + "\n");
+  }
+  return stats;
+}
+
 }  // namespace
 
 int run_generate(int argc, char** argv) {
@@ -47,10 +114,14 @@ int run_generate(int argc, char** argv) {
       "max-tokens,n", po::value<int64_t>(), "tokens to generate (default: decode.max_tokens)")(
       "set,s", po::value<std::vector<std::string>>()->composing(),
       "override a config key, e.g. --set sampling.temperature=0.8 (repeatable)")(
+      "branch,b", po::value<std::vector<std::string>>()->composing(),
+      "a continuation of the prompt decoded as a branch of its own, side by side with the "
+      "others in one forward per step (repeatable; each printed labelled at the end)")(
       "quiet,q", "print only the generated text, no statistics")(
       "stats",
       "after the text, print the KV cache's bytes (live, peak, reserved), the codec's "
-      "bits per vector, tokens and tokens/s on stderr");
+      "bits per vector, tokens and tokens/s on stderr; with a proposer, the speculative "
+      "counts (steps, drafted, accepted, tokens per step)");
   po::variables_map values;
   int exit_code = 0;
   if (!parse_arguments(argc, argv, options, {}, "usage: tessera generate --config FILE [options]",
@@ -59,9 +130,12 @@ int run_generate(int argc, char** argv) {
   tessera generate --config configs/stories260k.toml --max-tokens 64 --set sampling.temperature=0.9 --set sampling.seed=7
   tessera generate --config configs/stories260k-llama2c.toml          # the llama2.c .bin checkpoint
   tessera generate --config configs/stories260k.toml --stats --set cache.plugin=sink_window --set cache.window=64
+  tessera generate --config configs/tok512-ar-1m.toml --stats --set decode.proposer=ar_draft --set decode.draft_model=stories260K.gguf
+  tessera generate --config configs/stories260k.toml --prompt "Tom had a dog." --branch " The dog" --branch " One day" --max-tokens 40
 
-The prompt is echoed, then the continuation streams as it is generated. Statistics
-(tokens, tokens/s, why it stopped) go to stderr.
+The prompt is echoed, then the continuation streams as it is generated. With
+--branch, each branch (prompt + branch text + continuation) is printed labelled
+once all are done. Statistics (tokens, tokens/s, why it stopped) go to stderr.
 )",
                        values, exit_code))
     return exit_code;
@@ -86,27 +160,23 @@ The prompt is echoed, then the continuation streams as it is generated. Statisti
     return kExitUsage;
   }
 
-  // The prompt is echoed first; the text after BOS reads as it would in a story.
-  int32_t previous = tokenizer.bos();
-  const std::size_t echo_from = !request.prompt.empty() && request.prompt[0] == previous ? 1 : 0;
-  for (std::size_t i = echo_from; i < request.prompt.size(); ++i) {
-    write_stdout(tokenizer.decode_token(previous, request.prompt[i]));
-    previous = request.prompt[i];
+  std::vector<std::string> branch_texts;
+  if (values.count("branch")) branch_texts = values["branch"].as<std::vector<std::string>>();
+  for (const std::string& text : branch_texts) {
+    auto branch = tokenizer.encode(text, /*add_bos=*/false, /*continuation=*/true);
+    if (!branch.ok()) return report("generate", branch.status().with_context("--branch"));
+    request.branches.push_back(std::move(branch).value());
   }
-  // A reader that went away (`| head`) stops generation: there is no one to
-  // generate for.
-  auto stats = (*engine)->generate(request, [&](int32_t token) {
-    const bool written = write_stdout(tokenizer.decode_token(previous, token));
-    previous = token;
-    return written;
-  });
-  write_stdout("\n");
+  Result<GenerationStats> stats =
+      branch_texts.empty() ? stream_one(**engine, request) : print_branches(**engine, request);
   if (!stats.ok()) return report("generate", stats.status());
   if (!values.count("quiet")) {
-    const double tps =
-        stats->decode_seconds > 0
-            ? static_cast<double>(stats->generated_tokens - 1) / stats->decode_seconds
-            : 0.0;
+    const double tps = stats->decode_seconds > 0
+                           ? static_cast<double>(stats->generated_tokens -
+                                                 static_cast<int64_t>(std::max<std::size_t>(
+                                                     1, request.branches.size()))) /
+                                 stats->decode_seconds
+                           : 0.0;
     std::fprintf(stderr,
                  "tessera: %lld prompt tokens, %lld generated, stop: %s; prefill %.2f ms, "
                  "decode %.1f tokens/s (%s)\n",
@@ -115,6 +185,7 @@ The prompt is echoed, then the continuation streams as it is generated. Statisti
                  stdout_closed() ? "output closed" : stats->stop_reason.c_str(),
                  stats->prefill_seconds * 1e3, tps, (*engine)->description().device.name.c_str());
   }
+  if (values.count("stats")) print_decode_stats(**engine, *stats);
   if (values.count("stats")) print_cache_stats(**engine, *stats);
   return 0;
 }

@@ -233,6 +233,27 @@ Result<std::vector<OptionValues>> Config::plugin_options(
   return values;
 }
 
+Result<OptionValues> Config::declared_options(std::string_view section,
+                                              const PluginSchema& plugin) const {
+  OptionValues values;
+  for (const auto& option : plugin.options) {
+    if (const ConfigEntry* entry = find_entry(section, option.name)) {
+      auto value = check_entry(option, false, *entry);
+      if (!value.ok()) return in_plugin(value.status(), plugin.description);
+      values.set(option.name, std::move(value).value());
+      continue;
+    }
+    auto value = value_from_text(option, option.default_value ? option.default_value : "");
+    if (!value)
+      return internal_error(std::string(plugin.description) + ": the default of option '" +
+                            option.name + "' does not read as " +
+                            std::string(option_type_name(option.type)) +
+                            " (a bug in the plugin's manifest)");
+    values.set(option.name, std::move(*value));
+  }
+  return values;
+}
+
 Result<OptionValues> Config::plugin_options(std::string_view section,
                                             std::span<const OptionSpec> plugin_schema,
                                             std::string_view plugin_description) const {

@@ -76,6 +76,11 @@ class Config {
   // same value when one is set.
   Result<std::vector<OptionValues>> plugin_options(std::string_view section,
                                                    std::span<const PluginSchema> plugins) const;
+  // The options one plugin declares, read from a section it shares with
+  // plugins not known yet: present keys it declares are checked, absent ones
+  // take their defaults, and keys it does not declare are left alone (a
+  // strict plugin_options call over every plugin of the section must follow).
+  Result<OptionValues> declared_options(std::string_view section, const PluginSchema& plugin) const;
   // The common case: one plugin alone in its section.
   Result<OptionValues> plugin_options(std::string_view section,
                                       std::span<const OptionSpec> plugin_schema,

@@ -134,6 +134,27 @@ constexpr ConfigKey kCoreKeys[] = {
               .description = "Tokens to generate",
               .min = 0,
               .max = 2147483647}},
+    {.section = "decode",
+     .spec = {.name = "max_batch",
+              .type = kInt,
+              .default_value = "128",
+              .description =
+                  "Tokens one forward carries: the activation scratch is sized for it once. A "
+                  "prompt longer than this is fed in chunks; a draft tree, or the drafts of "
+                  "several branches verified together, must fit (a clear error otherwise)",
+              .min = 1,
+              .max = 4096}},
+    {.section = "decode",
+     .spec = {.name = "branch_layout",
+              .type = kString,
+              .default_value = "\"bim\"",
+              .description =
+                  "How the branches of `generate --branch` share their prompt: \"bim\" keeps "
+                  "every branch in one sequence with a branch id per entry (the prompt stored "
+                  "once; needs a store that keeps branches: static or paged), \"batched\" gives "
+                  "each branch its own sequence forked from the prompt (shared blocks on "
+                  "paged, copied elsewhere). Both give the same tokens",
+              .choices = "bim|batched"}},
     {.section = "sampling",
      .spec = {.name = "temperature",
               .type = kFloat,
@@ -236,6 +257,7 @@ std::string_view config_section_for_kind(std::string_view kind) {
 std::string allowed_values_text(const OptionSpec& spec, bool min_exclusive) {
   if (spec.type == OptionType::kString) {
     if (!spec.choices) return "";
+    if (spec.choices[0] == '@') return "the name of a " + std::string(spec.choices + 1) + " plugin";
     return "one of: " + join(split(spec.choices, '|'));
   }
   if (spec.type == OptionType::kBool) return "";

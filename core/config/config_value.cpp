@@ -26,7 +26,8 @@ Status check_limits(const OptionSpec& spec, bool min_exclusive, const OptionValu
       return out_of_range(prefix(entry) + ": " + option_value_to_string(value) +
                           " is out of range; allowed: " + allowed_values_text(spec, min_exclusive));
   }
-  if (spec.type == OptionType::kString && spec.choices) {
+  // "@kind": a plugin name, checked against the registry by the engine.
+  if (spec.type == OptionType::kString && spec.choices && spec.choices[0] != '@') {
     const auto& s = std::get<std::string>(value);
     const auto choices = split(spec.choices, '|');
     for (const auto& c : choices)

@@ -1,7 +1,10 @@
 #include "core/engine/engine.h"
 
+#include "core/decode/lane_prefill.h"
+#include "core/engine/engine_services.h"
 #include "core/engine/memory_budget.h"
 #include "core/engine/model_locator.h"
+#include "core/engine/plugin_references.h"
 #include "core/engine/weight_handover.h"
 #include "core/io/mapped_file.h"
 #include "core/plugin/plugin_kinds.h"
@@ -31,12 +34,15 @@ Result<const PluginRecord*> find_role(const Config& config, const PluginRegistry
 
 }  // namespace
 
+Engine::Engine() = default;
+
 Engine::~Engine() {
-  // Plugin objects go before the model they point into; the cache before its
-  // codecs and its backend.
+  // Plugin objects go before the models they point into (the services own
+  // the ones plugins loaded); the cache before its codecs and its backend.
   scheduler_.reset();
   verifier_.reset();
   proposer_.reset();
+  services_.reset();
   cache_.reset();
   codec_.reset();
   identity_codec_.reset();
@@ -65,15 +71,19 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
   ASSIGN_OR_RETURN(OptionValues cache_opts, options_for(kCacheRole, cache_rec));
   ASSIGN_OR_RETURN(OptionValues codec_opts, options_for(kCodecRole, codec_rec));
   ASSIGN_OR_RETURN(OptionValues scheduler_opts, options_for(kSchedulerRole, scheduler_rec));
-  // Proposer and verifier share [decode]: a key there must belong to one of them.
-  const std::string proposer_desc = "proposer plugin '" + proposer_rec->name() + "'";
-  const std::string verifier_desc = "verifier plugin '" + verifier_rec->name() + "'";
-  const PluginSchema decode_schemas[] = {{proposer_desc, proposer_rec->options()},
-                                         {verifier_desc, verifier_rec->options()}};
+  // [decode] holds the proposer's and the verifier's options, and those of
+  // every plugin they name ("@kind" options: `tree`'s drafter); a key there
+  // must belong to one of them.
+  ASSIGN_OR_RETURN(std::vector<const PluginRecord*> decode_plugins,
+                   plugins_named_in(config, registry, "decode", {proposer_rec, verifier_rec}));
+  std::vector<std::string> decode_descriptions;
+  for (const PluginRecord* rec : decode_plugins)
+    decode_descriptions.push_back(rec->kind() + " plugin '" + rec->name() + "'");
+  std::vector<PluginSchema> decode_schemas;
+  for (std::size_t i = 0; i < decode_plugins.size(); ++i)
+    decode_schemas.push_back({decode_descriptions[i], decode_plugins[i]->options()});
   ASSIGN_OR_RETURN(std::vector<OptionValues> decode_opts,
                    config.plugin_options("decode", decode_schemas));
-  OptionValues& proposer_opts = decode_opts[0];
-  OptionValues& verifier_opts = decode_opts[1];
 
   // The model.
   ASSIGN_OR_RETURN(std::string model_path,
@@ -147,30 +157,44 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
 
   // Backend and the forward's scratch.
   ASSIGN_OR_RETURN(engine->backend_, create_plugin<Backend>(registry, *backend_rec, backend_opts));
+  const auto max_batch = static_cast<int>(config.get_int("decode.max_batch"));
   BackendOptions backend_options;
   backend_options.threads = static_cast<int>(config.get_int("backend.threads"));
-  backend_options.max_context = memory.max_tokens + Transformer::kDefaultMaxBatch;
+  backend_options.max_context = memory.max_tokens + max_batch;
   backend_options.weights = config.get_string("backend.weights");
   RETURN_IF_ERROR(engine->backend_->init(backend_options)
                       .with_context("backend plugin '" + backend_rec->name() + "'"));
   RETURN_IF_ERROR(hand_weights_to(*engine->backend_, *engine->model_)
                       .with_context("backend plugin '" + backend_rec->name() + "'"));
-  ASSIGN_OR_RETURN(engine->transformer_, Transformer::create(*engine->model_, *engine->backend_));
+  ASSIGN_OR_RETURN(engine->transformer_,
+                   Transformer::create(*engine->model_, *engine->backend_, max_batch));
   engine->default_new_tokens_ = config.get_int("decode.max_tokens");
+  engine->branch_layout_ = config.get_string("decode.branch_layout") == "batched"
+                               ? BranchLayout::kBatched
+                               : BranchLayout::kBim;
 
   SamplingParams sampling;
   sampling.temperature = static_cast<float>(config.get_float("sampling.temperature"));
   sampling.top_k = static_cast<int>(config.get_int("sampling.top_k"));
   sampling.top_p = static_cast<float>(config.get_float("sampling.top_p"));
   sampling.seed = static_cast<uint64_t>(config.get_int("sampling.seed"));
-  engine->sampler_ = std::make_unique<Sampler>(sampling);
+  engine->sampling_ = sampling;
 
+  // The services the decoding plugins reach the core through.
+  engine->services_ =
+      std::make_unique<EngineServices>(config, registry, sampling, max_batch, engine->max_tokens_);
+  EngineServices& services = *engine->services_;
+  services.set_backend(engine->backend_.get());
+  services.set_target(engine->model_.get(), engine->transformer_.get());
+  services.set_cache_plugin(cache_rec, cache_opts);
+  for (std::size_t i = 0; i < decode_plugins.size(); ++i)
+    services.set_options(decode_plugins[i]->kind(), decode_plugins[i]->name(), decode_opts[i]);
   ASSIGN_OR_RETURN(engine->proposer_,
-                   create_plugin<Proposer>(registry, *proposer_rec, proposer_opts));
+                   create_plugin<Proposer>(registry, *proposer_rec, decode_opts[0], &services));
   ASSIGN_OR_RETURN(engine->verifier_,
-                   create_plugin<Verifier>(registry, *verifier_rec, verifier_opts));
+                   create_plugin<Verifier>(registry, *verifier_rec, decode_opts[1], &services));
   ASSIGN_OR_RETURN(engine->scheduler_,
-                   create_plugin<Scheduler>(registry, *scheduler_rec, scheduler_opts));
+                   create_plugin<Scheduler>(registry, *scheduler_rec, scheduler_opts, &services));
 
   engine->description_ = {model_path,
                           backend_rec->name(),
@@ -188,28 +212,113 @@ double Engine::codec_bits_per_head_vector() const {
   return codec_->bits_per_vector(geometry.vector_width()) / geometry.heads_per_vector;
 }
 
-Status Engine::begin_sequence(SequenceState& sequence) {
-  sequence.id = next_sequence_++;
-  sequence.cached = 0;
-  sequence.capacity = max_tokens_;
-  return cache_->allocate(sequence.id, max_tokens_);
+PluginServices& Engine::services() {
+  return *services_;
 }
 
-Status Engine::step(SequenceState& sequence, std::vector<int32_t>& emitted) {
-  DecodeContext context{*transformer_, *cache_, *sampler_, sequence};
-  draft_.clear();
-  RETURN_IF_ERROR(proposer_->propose(context, draft_).with_context("proposer"));
-  const std::size_t before = emitted.size();
-  RETURN_IF_ERROR(verifier_->verify(context, draft_, emitted).with_context("verifier"));
-  if (emitted.size() == before) return internal_error("the verifier emitted no token");
-  const std::span<const int32_t> fresh(emitted.data() + before, emitted.size() - before);
-  sequence.tokens.insert(sequence.tokens.end(), fresh.begin(), fresh.end());
-  proposer_->observe(fresh);
+DecodeContext Engine::context() {
+  return {*transformer_, *cache_, *services_, counters_};
+}
+
+Status Engine::begin_sequence(SequenceState& lane, std::optional<uint64_t> seed) {
+  SamplingParams params = sampling_;
+  if (seed) params.seed = *seed;
+  lane.id = next_sequence_++;
+  lane.branch = 0;
+  lane.cached = 0;
+  lane.capacity = max_tokens_;
+  lane.sampler = Sampler(params);
+  lane.proposer_state.reset();
+  lane.proposer_begun = false;
+  lane.owns_sequence = true;
+  return cache_->allocate(lane.id, max_tokens_);
+}
+
+Status Engine::begin_branch(const SequenceState& prefix, BranchId branch, SequenceState& lane,
+                            std::optional<uint64_t> seed) {
+  if (branch < 1)
+    return invalid_argument("branch ids start at 1 (0 is the shared prefix), got " +
+                            std::to_string(branch));
+  if (prefix.branch != 0)
+    return invalid_argument("a branch continues a prefix lane, not another branch");
+  SamplingParams params = sampling_;
+  // Each branch draws its own numbers, the same in both layouts.
+  params.seed =
+      seed ? *seed : sampling_.seed + 0x9e3779b97f4a7c15ull * static_cast<uint64_t>(branch);
+  lane.tokens.assign(prefix.tokens.begin(),
+                     prefix.tokens.begin() + static_cast<std::ptrdiff_t>(prefix.cached));
+  lane.cached = prefix.cached;
+  lane.capacity = prefix.capacity;
+  lane.sampler = Sampler(params);
+  lane.proposer_state.reset();
+  lane.proposer_begun = false;
+  if (branch_layout_ == BranchLayout::kBim) {
+    if (!cache_->policy().keeps_branches)
+      return failed_precondition(
+          "decode.branch_layout = \"bim\" keeps every branch in one sequence, but cache plugin '" +
+          cache_->plugin_name() +
+          "' keeps no branch ids; use a store that does (cache.plugin = \"static\" or "
+          "\"paged\") or decode.branch_layout = \"batched\"");
+    lane.id = prefix.id;
+    lane.branch = branch;
+    lane.owns_sequence = false;
+    return ok_status();
+  }
+  lane.id = next_sequence_++;
+  lane.branch = 0;
+  lane.owns_sequence = true;
+  return cache_->fork(prefix.id, lane.id);
+}
+
+Status Engine::prefill(SequenceState& lane) {
+  return feed_all_but_last(*transformer_, *cache_, lane, prefill_batch_, counters_);
+}
+
+Status Engine::step(std::span<SequenceState* const> lanes,
+                    std::span<std::vector<int32_t>> emitted) {
+  TESSERA_CHECK(lanes.size() == emitted.size(), "Engine::step: one emitted list per lane");
+  if (drafts_.size() < lanes.size()) drafts_.resize(lanes.size());
+  lane_steps_.clear();
+  DecodeContext ctx = context();
+  std::vector<std::size_t>& before = emitted_before_;
+  before.clear();
+  for (std::size_t i = 0; i < lanes.size(); ++i) {
+    SequenceState& lane = *lanes[i];
+    if (!lane.proposer_begun) {
+      RETURN_IF_ERROR(proposer_->begin(ctx, lane).with_context("proposer"));
+      lane.proposer_begun = true;
+    }
+    drafts_[i].clear();
+    RETURN_IF_ERROR(proposer_->propose(ctx, lane, drafts_[i]).with_context("proposer"));
+    lane_steps_.push_back({&lane, &drafts_[i], &emitted[i]});
+    before.push_back(emitted[i].size());
+  }
+  RETURN_IF_ERROR(verifier_->verify(ctx, lane_steps_).with_context("verifier"));
+  for (std::size_t i = 0; i < lanes.size(); ++i) {
+    SequenceState& lane = *lanes[i];
+    if (emitted[i].size() == before[i]) return internal_error("the verifier emitted no token");
+    const std::span<const int32_t> fresh(emitted[i].data() + before[i],
+                                         emitted[i].size() - before[i]);
+    lane.tokens.insert(lane.tokens.end(), fresh.begin(), fresh.end());
+    proposer_->observe(ctx, lane, fresh);
+  }
   return ok_status();
 }
 
-Status Engine::end_sequence(SequenceState& sequence) {
-  return cache_->release(sequence.id);
+Status Engine::step(SequenceState& lane, std::vector<int32_t>& emitted) {
+  SequenceState* lanes[1] = {&lane};
+  return step(lanes, std::span<std::vector<int32_t>>(&emitted, 1));
+}
+
+Status Engine::end_sequence(SequenceState& lane) {
+  if (lane.proposer_begun) {
+    DecodeContext ctx = context();
+    proposer_->end(ctx, lane);
+    lane.proposer_begun = false;
+  }
+  lane.proposer_state.reset();
+  if (!lane.owns_sequence) return ok_status();
+  return cache_->release(lane.id);
 }
 
 Result<GenerationStats> Engine::generate(const GenerationRequest& request, const TokenSink& sink) {

@@ -1,9 +1,12 @@
 // Builds a runnable pipeline from a config: model, backend, cache store with
-// its codec, sampler, proposer, verifier and scheduler, each plugin chosen by
-// name. Schedulers drive sequences through begin/step/end.
+// its codec, proposer, verifier and scheduler, each plugin chosen by name, and
+// the services plugins reach the core through. Schedulers drive lanes
+// (core/decode/sequence_state.h) through begin/prefill/step/end.
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -22,6 +25,8 @@
 
 namespace tessera {
 
+class EngineServices;
+
 // Which plugin serves each role, for reports.
 struct EngineDescription {
   std::string model_path;
@@ -29,9 +34,12 @@ struct EngineDescription {
   DeviceInfo device;
 };
 
+// How the branches of a request share their prompt (decode.branch_layout).
+enum class BranchLayout { kBim, kBatched };
+
 class Engine {
  public:
-  // `registry` must already be scanned; it must outlive the engine.
+  // `registry` must already be scanned; it and `config` must outlive the engine.
   static Result<std::unique_ptr<Engine>> create(const Config& config,
                                                 const PluginRegistry& registry);
   ~Engine();
@@ -46,7 +54,7 @@ class Engine {
   // vector that spans a token's KV heads (cache.codec_span = "token") counts
   // its share, so the figure compares across spans.
   double codec_bits_per_head_vector() const;
-  Sampler& sampler() { return *sampler_; }
+  const SamplingParams& sampling() const { return sampling_; }
   const EngineDescription& description() const { return description_; }
   // Things worth telling the user that do not stop the engine (a cache longer
   // than the model's trained context); the CLI prints them to stderr.
@@ -56,18 +64,40 @@ class Engine {
   int64_t max_tokens() const { return max_tokens_; }
   // decode.max_tokens: tokens to generate unless the caller says otherwise.
   int64_t default_new_tokens() const { return default_new_tokens_; }
+  BranchLayout branch_layout() const { return branch_layout_; }
+  bool drafts() const { return description_.proposer != "none"; }
+  PluginServices& services();
+  // Counters of the decoding since the last reset (schedulers reset them).
+  DecodeCounters& counters() { return counters_; }
 
-  Status begin_sequence(SequenceState& sequence);
-  // One decode step: propose, verify, let the proposer observe. Appends the
-  // emitted tokens to sequence.tokens and to `emitted`.
-  Status step(SequenceState& sequence, std::vector<int32_t>& emitted);
-  Status end_sequence(SequenceState& sequence);
+  // A lane in a new cache sequence; its tokens are the caller's (the prompt).
+  // Its sampler takes [sampling], with `seed` instead of sampling.seed if given.
+  Status begin_sequence(SequenceState& lane, std::optional<uint64_t> seed = std::nullopt);
+  // A lane that continues `prefix` as its branch `branch` (>= 1): in the
+  // prefix's own sequence (bim) or in a fork of it (batched). The lane's
+  // tokens become the prefix's cached ones; the caller appends its own.
+  // Default seed: sampling.seed mixed with the branch, the same in both
+  // layouts, so they draw the same numbers.
+  Status begin_branch(const SequenceState& prefix, BranchId branch, SequenceState& lane,
+                      std::optional<uint64_t> seed = std::nullopt);
+  // Feeds the lane's uncached tokens but the last into the cache (a prompt
+  // that branches continue, or a long history), without sampling.
+  Status prefill(SequenceState& lane);
+  // One decode step of `lanes`: each proposes (the proposer's begin() at a
+  // lane's first step), one verification for all, each observes. Appends each
+  // lane's emitted tokens to its tokens and to emitted[i].
+  Status step(std::span<SequenceState* const> lanes, std::span<std::vector<int32_t>> emitted);
+  Status step(SequenceState& lane, std::vector<int32_t>& emitted);
+  // Ends the lane: its proposer state, and its cache sequence unless the
+  // lane is a branch kept in its prefix's sequence.
+  Status end_sequence(SequenceState& lane);
 
   // Runs a request through the configured scheduler.
   Result<GenerationStats> generate(const GenerationRequest& request, const TokenSink& sink);
 
  private:
-  Engine() = default;
+  Engine();
+  DecodeContext context();
 
   std::unique_ptr<LoadedModel> model_;
   std::unique_ptr<Tokenizer> tokenizer_;
@@ -77,16 +107,23 @@ class Engine {
   std::unique_ptr<Compressor> identity_codec_;  // for cache.codec_skip_layers
   std::vector<const Compressor*> layer_codecs_;
   std::unique_ptr<CheckedCacheStore> cache_;
-  std::unique_ptr<Sampler> sampler_;
+  std::unique_ptr<EngineServices> services_;
   std::unique_ptr<Proposer> proposer_;
   std::unique_ptr<Verifier> verifier_;
   std::unique_ptr<Scheduler> scheduler_;
   EngineDescription description_;
   std::vector<std::string> warnings_;
+  SamplingParams sampling_;
   int64_t max_tokens_ = 0;
   int64_t default_new_tokens_ = 0;
+  BranchLayout branch_layout_ = BranchLayout::kBim;
   SequenceId next_sequence_ = 0;
-  Draft draft_;  // reused every step
+  DecodeCounters counters_;
+  // Reused every step: one draft and one step record per lane, the batch of a prefill.
+  std::vector<Draft> drafts_;
+  std::vector<LaneStep> lane_steps_;
+  std::vector<std::size_t> emitted_before_;
+  Batch prefill_batch_;
 };
 
 }  // namespace tessera

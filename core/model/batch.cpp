@@ -11,7 +11,7 @@ int32_t Batch::last_of(SequenceId seq) const {
 int32_t Batch::add(int32_t token, SequenceId seq, int32_t position, int32_t parent, uint8_t flags,
                    int16_t block, BranchId branch) {
   const int32_t index = size();
-  if (parent != last_of(seq) || block != 0 || branch != 0) chains_ = false;
+  if (parent != last_of(seq) || block != 0) chains_ = false;
   any_branch_ = any_branch_ || branch != 0;
   bool known = false;
   for (auto& [s, last] : last_of_seq_)

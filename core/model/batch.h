@@ -65,7 +65,7 @@ class Batch {
   // Tokens with kOutputLogits.
   int32_t output_rows() const { return output_rows_; }
   // True when every token's parent is the previous token of its sequence in
-  // the batch (-1 for the first of each) and no block or branch ids are set: plain
+  // the batch (-1 for the first of each) and no block ids are set: plain
   // causal attention within each sequence, and the batch may be split into
   // chunks anywhere.
   bool chains_only() const { return chains_; }

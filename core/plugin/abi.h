@@ -14,6 +14,7 @@
 #include "core/plugin/options.h"
 #include "core/plugin/plugin_object.h"
 #include "core/plugin/sdk_hash.h"
+#include "core/plugin/services.h"
 #include "core/status/status.h"
 
 // 2.0: the batch, attention and cache contracts (docs/architecture.md); the
@@ -21,12 +22,14 @@
 // accumulate_encoded_heads appended. 2.2: CacheGeometry::heads_per_vector and
 // KVSegment::heads_per_record appended (cache.codec_span). 2.3:
 // BackendOptions::weights and Backend::adopt_weights appended (backend-owned
-// weights).
+// weights). 3.0: plugin services (create() takes them), per-lane decode state
+// and the lane-based Proposer / Verifier, branch ids on batch tokens and
+// stored entries, CacheStore::append with branches, bytes copied.
 #ifndef TESSERA_ABI_MAJOR
-#define TESSERA_ABI_MAJOR 2
+#define TESSERA_ABI_MAJOR 3
 #endif
 #ifndef TESSERA_ABI_MINOR
-#define TESSERA_ABI_MINOR 3
+#define TESSERA_ABI_MINOR 0
 #endif
 
 #define TESSERA_STRINGIFY_INNER(x) #x
@@ -88,9 +91,12 @@ struct TesseraPluginDescriptor {
   const char* description;
   const tessera::OptionSpec* options;  // option_count entries, static storage
   uint32_t option_count;
-  // Creates the plugin object. Returns nullptr and sets *status on failure.
-  // The caller owns the object; it must be destroyed before the library unloads.
-  tessera::PluginObject* (*create)(const tessera::OptionValues* options, tessera::Status* status);
+  // Creates the plugin object with its checked options and the core's
+  // services (null where there are none: a tool that only lists plugins).
+  // Returns nullptr and sets *status on failure. The caller owns the object;
+  // it must be destroyed before the library unloads. (ABI 3.0: services.)
+  tessera::PluginObject* (*create)(const tessera::OptionValues* options,
+                                   tessera::PluginServices* services, tessera::Status* status);
 };
 
 }  // extern "C"

@@ -19,7 +19,10 @@ std::string_view option_type_name(OptionType type);
 
 // One option of a plugin (or of the core). Plain data so a plugin can declare
 // its schema as a constant array. Limits apply to kInt and kFloat; choices (a
-// '|'-separated list) to kString.
+// '|'-separated list) to kString. Choices "@<kind>" (e.g. "@proposer") make
+// the option the name of a plugin of that kind: the engine finds it, checks
+// its options in the same config section and lets the plugin create it
+// (PluginServices::create_plugin).
 struct OptionSpec {
   const char* name;
   OptionType type;

@@ -166,9 +166,10 @@ Status wrong_object_kind(const PluginRecord& record) {
 }
 
 Result<std::unique_ptr<PluginObject>> PluginRegistry::create(const PluginRecord& record,
-                                                             const OptionValues& options) const {
+                                                             const OptionValues& options,
+                                                             PluginServices* services) const {
   Status status;
-  PluginObject* object = record.descriptor->create(&options, &status);
+  PluginObject* object = record.descriptor->create(&options, services, &status);
   if (!object) {
     if (status.ok()) status = internal_error("create returned nothing and no error");
     return status.with_context(record.kind() + " plugin '" + record.name() + "' (" + record.file +

@@ -63,9 +63,11 @@ class PluginRegistry {
   // looked; a refused library with a matching file name is mentioned too.
   Result<const PluginRecord*> find(std::string_view kind, std::string_view name) const;
 
-  // Creates an object of a plugin whose options were already checked.
+  // Creates an object of a plugin whose options were already checked, with
+  // the core's services (null: none; a plugin that needs them refuses).
   Result<std::unique_ptr<PluginObject>> create(const PluginRecord& record,
-                                               const OptionValues& options) const;
+                                               const OptionValues& options,
+                                               PluginServices* services = nullptr) const;
 
  private:
   Status add(const TesseraPluginDescriptor* descriptor, std::string file);
@@ -83,8 +85,10 @@ Status wrong_object_kind(const PluginRecord& record);
 template <typename Interface>
 Result<std::unique_ptr<Interface>> create_plugin(const PluginRegistry& registry,
                                                  const PluginRecord& record,
-                                                 const OptionValues& options) {
-  ASSIGN_OR_RETURN(std::unique_ptr<PluginObject> object, registry.create(record, options));
+                                                 const OptionValues& options,
+                                                 PluginServices* services = nullptr) {
+  ASSIGN_OR_RETURN(std::unique_ptr<PluginObject> object,
+                   registry.create(record, options, services));
   auto* typed = dynamic_cast<Interface*>(object.get());
   if (typed == nullptr) return wrong_object_kind(record);
   object.release();

@@ -10,8 +10,11 @@
 //   TESSERA_PLUGIN(compressor, "xor", "1.0.0", "xors bytes (a demo)", kXorOptions, XorCodec)
 //
 // The class's constructor takes the checked options (every declared option is
-// present, defaults filled in). An exception thrown by the constructor becomes
-// a Status; it never crosses the library boundary.
+// present, defaults filled in), and may take the core's services as a second
+// argument (core/plugin/services.h): (const OptionValues&, PluginServices&).
+// Such a plugin cannot be created without services (a clear error, never a
+// null reference). An exception thrown by the constructor becomes a Status;
+// it never crosses the library boundary.
 #pragma once
 
 #include <cstddef>
@@ -47,11 +50,22 @@ using verifier_interface = Verifier;
 using scheduler_interface = Scheduler;
 
 template <typename T, typename Interface>
-PluginObject* create(const OptionValues* options, Status* status) noexcept {
+PluginObject* create(const OptionValues* options, PluginServices* services,
+                     Status* status) noexcept {
   static_assert(std::is_base_of_v<Interface, T>,
                 "TESSERA_PLUGIN: the class does not implement the interface of the declared kind");
   try {
-    return static_cast<Interface*>(new T(*options));
+    if constexpr (std::is_constructible_v<T, const OptionValues&, PluginServices&>) {
+      if (services == nullptr) {
+        *status = failed_precondition(
+            "this plugin needs the engine's services (models, backend), and none were given");
+        return nullptr;
+      }
+      return static_cast<Interface*>(new T(*options, *services));
+    } else {
+      (void)services;
+      return static_cast<Interface*>(new T(*options));
+    }
   } catch (const std::exception& e) {
     *status = internal_error(std::string("plugin constructor threw: ") + e.what());
   } catch (...) {

@@ -114,6 +114,22 @@ void Sampler::distribution(std::span<const float> logits, std::vector<float>& pr
     probs[static_cast<std::size_t>(kept_[j])] = static_cast<float>(weights_[j] / total);
 }
 
+int32_t Sampler::sample_from(std::span<const float> probs) {
+  double total = 0;
+  for (const float p : probs) total += p;
+  TESSERA_CHECK(total > 0 && std::isfinite(total), "sampler: a distribution without mass");
+  const double u = rng_.uniform() * total;
+  double cumulative = 0;
+  int32_t last = -1;
+  for (std::size_t i = 0; i < probs.size(); ++i) {
+    if (probs[i] <= 0) continue;
+    cumulative += probs[i];
+    last = static_cast<int32_t>(i);
+    if (u < cumulative) return last;
+  }
+  return last;  // u rounded up to the total
+}
+
 int32_t Sampler::sample(std::span<const float> logits) {
   if (greedy()) {
     const int32_t best = argmax(logits);

@@ -3,7 +3,10 @@
 // then to the smallest nucleus of mass top_p.
 //
 // A Sampler is not thread-safe (it reuses internal buffers, also in the const
-// distribution()); give each sequence its own.
+// distribution()); give each sequence its own. It is one sequence's random
+// stream: every draw of that sequence (a token, a speculative acceptance
+// test, a residual) comes from it, so sequences decoded side by side never
+// change each other's draws.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +26,7 @@ struct SamplingParams {
 
 class Sampler {
  public:
+  Sampler() : Sampler(SamplingParams{}) {}
   explicit Sampler(const SamplingParams& params);
 
   // A token id in [0, logits.size()). Greedy: the argmax (ties -> lowest id),
@@ -40,6 +44,12 @@ class Sampler {
   // Greedy: one-hot at the argmax.
   void distribution(std::span<const float> logits, std::vector<float>& probs) const;
 
+  // One uniform draw in [0, 1) from this sampler's stream (an acceptance test).
+  double uniform() { return rng_.uniform(); }
+  // A draw from `probs` (weights >= 0 with a positive finite sum, normalised
+  // here): one uniform draw u, the lowest id whose cumulative weight exceeds u
+  // times the sum. The residual of exact speculative acceptance is drawn so.
+  int32_t sample_from(std::span<const float> probs);
   // Restarts the random sequence (as if constructed with this seed).
   void reseed(uint64_t seed);
   // True when the distribution is always one-hot: temperature <= 0 or top_k == 1.

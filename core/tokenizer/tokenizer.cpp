@@ -144,7 +144,8 @@ bool Tokenizer::emit_symbol(std::string_view symbol, std::vector<int32_t>& out) 
   return true;
 }
 
-Result<std::vector<int32_t>> Tokenizer::encode(std::string_view text, bool add_bos) const {
+Result<std::vector<int32_t>> Tokenizer::encode(std::string_view text, bool add_bos,
+                                               bool continuation) const {
   std::vector<int32_t> tokens;
   if (add_bos && has_token(vocab_.bos_id)) tokens.push_back(vocab_.bos_id);
   if (text.empty()) return tokens;
@@ -152,7 +153,8 @@ Result<std::vector<int32_t>> Tokenizer::encode(std::string_view text, bool add_b
   // Normalise: dummy prefix and spaces as "▁".
   std::string normalised;
   normalised.reserve(text.size() + kSpaceMark.size() * 4);
-  if (vocab_.add_space_prefix) normalised += kSpaceMark;
+  const bool prefixed = vocab_.add_space_prefix && !continuation;
+  if (prefixed) normalised += kSpaceMark;
   for (char c : text) {
     if (c == ' ')
       normalised += kSpaceMark;
@@ -205,16 +207,17 @@ Result<std::vector<int32_t>> Tokenizer::encode(std::string_view text, bool add_b
   for (int32_t i = 0; i >= 0; i = symbols[static_cast<std::size_t>(i)].next) {
     const Symbol& symbol = symbols[static_cast<std::size_t>(i)];
     if (!emit_symbol(norm.substr(symbol.start, symbol.length), tokens))
-      return unencodable(text, norm, symbol.start, symbol.length);
+      return unencodable(text, norm, prefixed ? kSpaceMark.size() : 0, symbol.start, symbol.length);
   }
   return tokens;
 }
 
-Status Tokenizer::unencodable(std::string_view text, std::string_view norm, std::size_t start,
+Status Tokenizer::unencodable(std::string_view text, std::string_view norm,
+                              std::size_t prefix_bytes, std::size_t start,
                               std::size_t length) const {
   // Map the offset in the normalised text back to `text`: the dummy prefix
   // and every space became the three bytes of U+2581.
-  std::size_t norm_pos = vocab_.add_space_prefix ? kSpaceMark.size() : 0;
+  std::size_t norm_pos = prefix_bytes;
   std::size_t offset = 0;
   while (offset < text.size() && norm_pos < start) {
     norm_pos += text[offset] == ' ' ? kSpaceMark.size() : 1;

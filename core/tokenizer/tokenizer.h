@@ -49,7 +49,10 @@ class Tokenizer {
   // vocabulary: a character that has no piece, no byte-fallback tokens and no
   // unknown token to stand for it is InvalidArgument, naming the character and
   // its byte offset in `text`.
-  Result<std::vector<int32_t>> encode(std::string_view text, bool add_bos) const;
+  // With `continuation`, the text continues earlier text (a branch after a
+  // prompt): no dummy space prefix is added before it.
+  Result<std::vector<int32_t>> encode(std::string_view text, bool add_bos,
+                                      bool continuation = false) const;
 
   // Text of `token` as printed right after `previous` (streaming output); pass
   // bos() as `previous` for the first token of a sequence. Ids outside the
@@ -78,8 +81,9 @@ class Tokenizer {
   bool has_token(int32_t id) const { return id >= 0 && id < vocab_.size(); }
   // The error for a symbol (at `start` of the normalised text) that
   // emit_symbol could not encode, with its offset in the original `text`.
-  Status unencodable(std::string_view text, std::string_view normalised, std::size_t start,
-                     std::size_t length) const;
+  // prefix_bytes: the dummy prefix at the start of the normalised text.
+  Status unencodable(std::string_view text, std::string_view normalised, std::size_t prefix_bytes,
+                     std::size_t start, std::size_t length) const;
   float score_of(int32_t id) const;
 
   Vocabulary vocab_;

@@ -7,7 +7,7 @@ namespace {
 class NoProposer final : public Proposer {
  public:
   explicit NoProposer(const OptionValues&) {}
-  Status propose(DecodeContext&, Draft& draft) override {
+  Status propose(DecodeContext&, SequenceState&, Draft& draft) override {
     draft.clear();
     return ok_status();
   }

@@ -29,7 +29,8 @@ TEST(CpuPlugin, DescriptorCreatesAWorkingBackend) {
 
   OptionValues options;
   Status status;
-  std::unique_ptr<Backend> backend(static_cast<Backend*>(descriptor->create(&options, &status)));
+  std::unique_ptr<Backend> backend(
+      static_cast<Backend*>(descriptor->create(&options, nullptr, &status)));
   ASSERT_NE(backend, nullptr) << status.to_string();
   ASSERT_TRUE(backend->init(BackendOptions{2}).ok());
   EXPECT_EQ(backend->device_info().threads, 2);

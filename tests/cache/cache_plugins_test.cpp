@@ -32,7 +32,7 @@ template <typename T>
 std::unique_ptr<T> create(const TesseraPluginDescriptor& d) {
   OptionValues options;
   Status status;
-  std::unique_ptr<PluginObject> object(d.create(&options, &status));
+  std::unique_ptr<PluginObject> object(d.create(&options, nullptr, &status));
   EXPECT_TRUE(status.ok()) << status.to_string();
   if (object == nullptr) return nullptr;
   auto* typed = dynamic_cast<T*>(object.get());

@@ -41,7 +41,7 @@ Result<std::unique_ptr<Compressor>> create_from_config(const TesseraPluginDescri
       config->plugin_options("cache.codec", std::span<const OptionSpec>(d.options, d.option_count),
                              "compressor plugin"));
   Status status;
-  std::unique_ptr<PluginObject> object(d.create(&options, &status));
+  std::unique_ptr<PluginObject> object(d.create(&options, nullptr, &status));
   if (object == nullptr) return status;
   auto* codec = dynamic_cast<Compressor*>(object.get());
   if (codec == nullptr) return internal_error("not a Compressor");

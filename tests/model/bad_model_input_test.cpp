@@ -44,7 +44,7 @@ Status generate(Engine& engine, int64_t tokens = 4) {
   GenerationRequest request;
   request.prompt = {engine.tokenizer().bos()};
   request.max_new_tokens = tokens;
-  return engine.generate(request, [](int32_t) { return true; }).status();
+  return engine.generate(request, [](int32_t, int) { return true; }).status();
 }
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();

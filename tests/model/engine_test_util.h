@@ -42,7 +42,7 @@ inline std::vector<int32_t> greedy_sequence(Engine& engine, int64_t length) {
   request.max_new_tokens = length - 1;
   request.stop_at_eos = false;
   std::vector<int32_t> tokens = request.prompt;
-  auto stats = engine.generate(request, [&](int32_t t) {
+  auto stats = engine.generate(request, [&](int32_t t, int) {
     tokens.push_back(t);
     return true;
   });

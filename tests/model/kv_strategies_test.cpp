@@ -230,7 +230,7 @@ TEST(KvStrategies, EvictingStoreRunsPastMaxTokensWithFlatMemory) {
   request.prompt = {1};
   request.max_new_tokens = 300;
   request.stop_at_eos = false;
-  auto stats = engine->generate(request, [](int32_t) { return true; });
+  auto stats = engine->generate(request, [](int32_t, int) { return true; });
   ASSERT_TRUE(stats.ok()) << stats.status().to_string();
   EXPECT_EQ(stats->generated_tokens, 300);
   const std::size_t per_token =

@@ -20,7 +20,7 @@ std::vector<int32_t> sample(uint64_t seed) {
   request.max_new_tokens = 48;
   request.stop_at_eos = false;
   std::vector<int32_t> out;
-  auto stats = engine->generate(request, [&](int32_t t) {
+  auto stats = engine->generate(request, [&](int32_t t, int) {
     out.push_back(t);
     return true;
   });

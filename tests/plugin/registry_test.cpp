@@ -117,7 +117,7 @@ TesseraPluginDescriptor valid_descriptor() {
   d.description = "";
   d.options = kOptions;
   d.option_count = 1;
-  d.create = [](const OptionValues*, Status* status) -> PluginObject* {
+  d.create = [](const OptionValues*, PluginServices*, Status* status) -> PluginObject* {
     *status = internal_error("not meant to be created");
     return nullptr;
   };

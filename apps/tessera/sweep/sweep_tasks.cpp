@@ -278,7 +278,7 @@ Status measure_speed(Engine& engine, std::span<const int32_t> tokens, int64_t ne
   RETURN_IF_ERROR(
       check_fits(engine, static_cast<int64_t>(request.prompt.size()) + new_tokens + 1, "speed"));
   ASSIGN_OR_RETURN(const GenerationStats stats,
-                   engine.generate(request, [](int32_t) { return true; }));
+                   engine.generate(request, [](int32_t, int) { return true; }));
   out.emplace_back("prefill_tokens_per_s",
                    stats.prefill_seconds > 0
                        ? static_cast<double>(stats.prompt_tokens) / stats.prefill_seconds

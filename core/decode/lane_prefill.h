@@ -1,0 +1,20 @@
+// Feeding a lane's waiting tokens into the cache without sampling: the part of
+// a prompt before its last token (the last one is fed with the step that
+// samples after it). The engine does this before branching a prompt; a
+// verifier does it before a verification batch, which must fit one forward.
+#pragma once
+
+#include "core/cache/checked_cache_store.h"
+#include "core/decode/sequence_state.h"
+#include "core/model/batch.h"
+#include "core/model/transformer.h"
+
+namespace tessera {
+
+// Feeds lane.tokens[cached, size - 1) as a chain of the lane's branch (in
+// chunks of max_batch) and sets lane.cached = size - 1. Nothing when at most
+// one token waits. `batch` is scratch. Counts the forward in counters.
+Status feed_all_but_last(Transformer& target, CheckedCacheStore& cache, SequenceState& lane,
+                         Batch& batch, DecodeCounters& counters);
+
+}  // namespace tessera
