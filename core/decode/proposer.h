@@ -20,8 +20,9 @@ class Proposer : public PluginObject {
     return ok_status();
   }
   // Fills `draft` (cleared by the caller) with tokens that may follow the
-  // lane's tokens. The last of them is not cached yet (the verifier feeds
-  // it); a proposer must not change the target's cache.
+  // lane's tokens. Every token but the last is in the target's cache (the
+  // engine feeds a waiting prompt first); the last is not (the verifier feeds
+  // it). A proposer must not change the target's cache.
   virtual Status propose(DecodeContext& context, SequenceState& lane, Draft& draft) = 0;
   // The verifier emitted `emitted` for the lane (already appended to
   // lane.tokens), to keep the lane's state in step.
@@ -41,8 +42,9 @@ class Proposer : public PluginObject {
   // implements this). For each entry of `at` (an index into `tree`, or -1 for
   // the lane's tokens alone), the drafter's distribution of the next token
   // after the lane's tokens and the tree path to that node, into `probs`
-  // ([at.size(), vocab] row-major, each row summing to 1): the lane sampler's
-  // transform when it samples, the plain softmax when it is greedy.
+  // ([at.size(), vocab] row-major, each row summing to 1, or all zeros where
+  // the drafter has nothing to propose): the lane sampler's transform when it
+  // samples, the plain softmax when it is greedy.
   virtual bool can_expand() const { return false; }
   virtual Status expand(DecodeContext& context, SequenceState& lane, const Draft& tree,
                         std::span<const int32_t> at, std::span<float> probs) {

@@ -284,6 +284,9 @@ Status Engine::step(std::span<SequenceState* const> lanes,
   before.clear();
   for (std::size_t i = 0; i < lanes.size(); ++i) {
     SequenceState& lane = *lanes[i];
+    // A waiting prompt goes into the cache first: a proposer then sees one
+    // uncached token (the last), and the verification batch stays small.
+    RETURN_IF_ERROR(prefill(lane));
     if (!lane.proposer_begun) {
       RETURN_IF_ERROR(proposer_->begin(ctx, lane).with_context("proposer"));
       lane.proposer_begun = true;

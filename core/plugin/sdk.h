@@ -21,6 +21,7 @@
 #include <exception>
 #include <span>
 #include <type_traits>
+#include <utility>
 
 #include "core/backend/backend.h"
 #include "core/cache/cache_store.h"
@@ -33,6 +34,30 @@
 namespace tessera::sdk {
 
 inline constexpr OptionSpec kNoOptions[1] = {{"", OptionType::kBool, "", ""}};
+
+// Thrown by a plugin's constructor to refuse its configuration with a Status
+// of its choice (a missing model is NotFound, a bad option InvalidArgument);
+// create() returns that Status unchanged. Any other exception becomes
+// Internal.
+class Refusal : public std::exception {
+ public:
+  explicit Refusal(Status status) : status_(std::move(status)) {}
+  const char* what() const noexcept override { return status_.message().c_str(); }
+  const Status& status() const { return status_; }
+
+ private:
+  Status status_;
+};
+
+// The value, or a Refusal carrying the error (for constructors).
+template <typename T>
+T value_or_refuse(Result<T> result) {
+  if (!result.ok()) throw Refusal(result.status());
+  return std::move(result).value();
+}
+inline void refuse_unless(const Status& status) {
+  if (!status.ok()) throw Refusal(status);
+}
 
 template <std::size_t N>
 constexpr uint32_t option_count(const OptionSpec (&options)[N]) {
@@ -66,6 +91,8 @@ PluginObject* create(const OptionValues* options, PluginServices* services,
       (void)services;
       return static_cast<Interface*>(new T(*options));
     }
+  } catch (const Refusal& refusal) {
+    *status = refusal.status();
   } catch (const std::exception& e) {
     *status = internal_error(std::string("plugin constructor threw: ") + e.what());
   } catch (...) {
