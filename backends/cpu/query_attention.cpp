@@ -1,0 +1,203 @@
+#include "backends/cpu/query_attention.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "backends/cpu/kernel_support.h"
+
+namespace tessera::cpu {
+
+QueryAttention::QueryAttention(const AttentionPass& pass, int64_t t, int64_t kvh, int thread)
+    : pass_(pass),
+      a_(pass.params),
+      vec_(pass.vec),
+      t_(t),
+      kvh_(kvh),
+      s_(pass.scratch(thread)),
+      keys_(pass.params, t, kvh),
+      shift_(a_.rule.sink_shift(keys_.position())),
+      q_(a_.q.f32() + t * a_.q.stride[0] + kvh * pass.group * a_.q.stride[1]),
+      encoded_(pass, s_, q_, kvh) {}
+
+void QueryAttention::attend_all() {
+  attend(0, pass_.capacity);
+}
+
+void QueryAttention::attend_chunk(int64_t chunk) {
+  partial_chunk_ = chunk;
+  attend(chunk * kChunkKeys, kChunkKeys);
+}
+
+void QueryAttention::attend(int64_t first, int64_t limit) {
+  const int64_t visible = score(first, limit);
+  // A codec scores and sums its segments whole: one chunk.
+  chunk_keys_ = encoded_.used() ? std::max<int64_t>(visible, 1) : kChunkKeys;
+  chunks_ = (visible + chunk_keys_ - 1) / chunk_keys_;
+  softmax(visible);
+  if (to_partials())
+    start_partials(visible);
+  else
+    start_outputs();
+  if (visible == 0) return;
+  sum_values(first, limit);
+  if (!to_partials()) finish_outputs();
+}
+
+int64_t QueryAttention::score(int64_t first, int64_t limit) {
+  int64_t visible = 0;
+  keys_.each(
+      first, limit,
+      [&](const Run& run) {
+        score_run(run);
+        visible = run.index + run.count;
+      },
+      [&](const KVSegment& seg, const StoredFilter& filter) {
+        const int64_t seen = encoded_.score(seg, filter, visible);
+        visible += seen;
+        return seen;
+      });
+  TESSERA_DCHECK(visible <= limit, "attention: runs cut to the range");
+  return visible;
+}
+
+void QueryAttention::score_run(const Run& run) {
+  // Keys turned by the rotation one at a time, into `rotated`.
+  const bool turned = pass_.rotate_stored ||
+                      (shift_ != 0 && std::any_of(run.positions, run.positions + run.count,
+                                                  [&](int32_t p) { return p < a_.rule.sink; }));
+  if (!turned) {
+    score_keys(run.k, run.k_stride, run.count, run.index);
+    return;
+  }
+  for (int64_t i = 0; i < run.count; ++i)
+    score_keys(key_for(run.k + i * run.k_stride, run.positions[i]), 0, 1, run.index + i);
+}
+
+// One f32 panel (the float-row order): the keys as the panel's rows against
+// the heads as its tokens, or with one head, the head as the one row against
+// the keys as tokens (so the tiles still hold several keys).
+void QueryAttention::score_keys(const float* keys, int64_t stride, int64_t count, int64_t index) {
+  const int64_t group = pass_.group, head_dim = pass_.head_dim, capacity = pass_.capacity;
+  const float scale = pass_.scale;  // a local: the stores below cannot change it
+  float* out = s_.scores + index;
+  if (group == 1)
+    vec_.f32({reinterpret_cast<const uint8_t*>(q_),
+              static_cast<std::size_t>(head_dim) * sizeof(float), 1, keys, stride, count, head_dim,
+              out, 1});
+  else
+    vec_.f32({reinterpret_cast<const uint8_t*>(keys),
+              static_cast<std::size_t>(stride) * sizeof(float), count, q_, a_.q.stride[1], group,
+              head_dim, out, capacity});
+  for (int64_t g = 0; g < group; ++g)
+    for (int64_t i = 0; i < count; ++i) out[g * capacity + i] *= scale;
+}
+
+const float* QueryAttention::key_for(const float* key, int64_t p) {
+  const int64_t moved = p < a_.rule.sink ? shift_ : 0;
+  if (pass_.rotate_stored) {
+    pass_.rope.rotate(key, p + moved, s_.rotated);
+    return s_.rotated;
+  }
+  if (moved == 0) return key;
+  pass_.rope.rotate(key, moved, s_.rotated);
+  return s_.rotated;
+}
+
+void QueryAttention::softmax(int64_t visible) {
+  for (int64_t g = 0; g < pass_.group; ++g) {
+    float* row = s_.scores + g * pass_.capacity;
+    float* max_of = s_.chunk_max + g * pass_.most_chunks;
+    float* sum_of = s_.chunk_sum + g * pass_.most_chunks;
+    for (int64_t c = 0; c < chunks_; ++c) {
+      const int64_t begin = c * chunk_keys_, end = std::min(visible, begin + chunk_keys_);
+      float max_score = kNoKeys;
+      for (int64_t j = begin; j < end; ++j) max_score = std::max(max_score, row[j]);
+      vec_.exp_shifted(row + begin, end - begin, max_score);
+      float sum = 0.0f;
+      for (int64_t j = begin; j < end; ++j) sum += row[j];
+      max_of[c] = max_score;
+      sum_of[c] = sum;
+    }
+  }
+}
+
+void QueryAttention::start_outputs() {
+  for (int64_t g = 0; g < pass_.group; ++g) {
+    std::fill_n(pass_.output(t_, kvh_, g), pass_.head_dim, 0.0f);
+    // Chunk c's weight in the merge: exp(its maximum - the largest).
+    const float* max_of = s_.chunk_max + g * pass_.most_chunks;
+    float* weight = s_.chunk_weight + g * pass_.most_chunks;
+    std::copy_n(max_of, chunks_, weight);
+    if (chunks_ > 0) vec_.exp_shifted(weight, chunks_, *std::max_element(max_of, max_of + chunks_));
+  }
+  if (chunks_ > 1) std::fill_n(s_.chunk_values, pass_.group * pass_.head_dim, 0.0f);
+}
+
+void QueryAttention::start_partials(int64_t visible) {
+  for (int64_t g = 0; g < pass_.group; ++g) {
+    float* partial = pass_.partial(t_, kvh_, partial_chunk_, g);
+    partial[0] = chunks_ == 0 ? kNoKeys : s_.chunk_max[g * pass_.most_chunks];
+    partial[1] = chunks_ == 0 ? 0.0f : s_.chunk_sum[g * pass_.most_chunks];
+    partial[2] = static_cast<float>(visible);
+    std::fill_n(partial + AttentionPass::kPartialHeader, pass_.head_dim, 0.0f);
+  }
+}
+
+void QueryAttention::sum_values(int64_t first, int64_t limit) {
+  summed_ = 0;
+  keys_.each(
+      first, limit, [&](const Run& run) { sum_run(run); },
+      [&](const KVSegment& seg, const StoredFilter& filter) {
+        const int64_t seen = encoded_.sum(seg, filter, summed_);
+        summed_ += seen;
+        return seen;
+      });
+  if (summed_ % chunk_keys_ != 0) merge_chunk(chunks_ - 1);
+}
+
+// Up to each chunk's end, then the chunk merged.
+void QueryAttention::sum_run(const Run& run) {
+  TESSERA_DCHECK(run.index == summed_, "attention: runs in order");
+  for (int64_t done = 0; done < run.count;) {
+    const int64_t take = std::min(run.count - done, chunk_keys_ - summed_ % chunk_keys_);
+    for (int64_t g = 0; g < pass_.group; ++g)
+      vec_.axpy_rows(s_.scores + g * pass_.capacity + summed_, run.v + done * run.v_stride,
+                     run.v_stride, take, sums_of(g), pass_.head_dim);
+    summed_ += take;
+    done += take;
+    if (summed_ % chunk_keys_ == 0) merge_chunk(summed_ / chunk_keys_ - 1);
+  }
+}
+
+// One chunk's sums are the output itself (weight 1).
+float* QueryAttention::sums_of(int64_t g) const {
+  if (to_partials())
+    return pass_.partial(t_, kvh_, partial_chunk_, g) + AttentionPass::kPartialHeader;
+  return chunks_ == 1 ? pass_.output(t_, kvh_, g) : s_.chunk_values + g * pass_.head_dim;
+}
+
+void QueryAttention::merge_chunk(int64_t c) {
+  if (to_partials() || chunks_ == 1) return;
+  for (int64_t g = 0; g < pass_.group; ++g) {
+    float* sums = s_.chunk_values + g * pass_.head_dim;
+    vec_.axpy_rows(s_.chunk_weight + g * pass_.most_chunks + c, sums, 0, 1,
+                   pass_.output(t_, kvh_, g), pass_.head_dim);
+    std::fill_n(sums, pass_.head_dim, 0.0f);
+  }
+}
+
+void QueryAttention::finish_outputs() {
+  for (int64_t g = 0; g < pass_.group; ++g) {
+    float* o = pass_.output(t_, kvh_, g);
+    if (encoded_.used()) encoded_.add_output(g, o);
+    // The exp sums merged as the values were.
+    const float* weight = s_.chunk_weight + g * pass_.most_chunks;
+    const float* sum = s_.chunk_sum + g * pass_.most_chunks;
+    float total = 0.0f;
+    for (int64_t c = 0; c < chunks_; ++c) total = std::fma(weight[c], sum[c], total);
+    const float inv_sum = 1.0f / total;
+    for (int64_t d = 0; d < pass_.head_dim; ++d) o[d] *= inv_sum;
+  }
+}
+
+}  // namespace tessera::cpu

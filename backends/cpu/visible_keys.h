@@ -1,0 +1,140 @@
+// Which keys one query (a batch token, one kv head) sees, in the one order
+// attention scores and sums them: the stored segments of its view, then the
+// batch tokens. A stored entry is seen if the window rule keeps it; a batch
+// token if in_batch and the window rule do.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "core/backend/backend.h"
+
+namespace tessera::cpu {
+
+// Entries stored one after another: entry i's key at k + i * k_stride, its
+// value at v + i * v_stride, its position positions[i]; the first is the
+// index-th visible key of the range walked.
+struct Run {
+  const float* k;
+  int64_t k_stride;
+  const float* v;
+  int64_t v_stride;
+  const int32_t* positions;
+  int64_t count, index;
+
+  // Entries [from, to) of this run.
+  Run slice(int64_t from, int64_t to) const {
+    Run part = *this;
+    part.k += from * k_stride;
+    part.v += from * v_stride;
+    part.positions += from;
+    part.count = to - from;
+    part.index += from;
+    return part;
+  }
+};
+
+// Which entries of one stored segment a query sees.
+class StoredFilter {
+ public:
+  StoredFilter(const WindowRule& rule, int64_t position, const KVSegment& seg)
+      : rule_(rule), position_(position), positions_(seg.positions) {}
+
+  // Every entry: no test per entry needed.
+  bool all() const { return !rule_.limits(); }
+  bool operator()(int64_t j) const { return rule_.sees(position_, positions_[j]); }
+
+ private:
+  const WindowRule& rule_;
+  int64_t position_;
+  const int32_t* positions_;
+};
+
+class VisibleKeys {
+ public:
+  VisibleKeys(const AttentionParams& a, int64_t t, int64_t kvh)
+      : a_(a),
+        t_(t),
+        kvh_(kvh),
+        position_(a.positions[static_cast<std::size_t>(t)]),
+        view_(a.views[static_cast<std::size_t>(a.view_of[static_cast<std::size_t>(t)])]) {}
+
+  int64_t position() const { return position_; }
+
+  // Walks the visible keys [first, first + limit) in order: on_run(const
+  // Run&) for decoded ones, in runs of entries stored one after another;
+  // on_encoded(seg, filter) for an encoded segment, whole and in its place
+  // (encoded segments come only with a range of every key), returning how
+  // many of its entries `filter` lets through.
+  template <class OnRun, class OnEncoded>
+  void each(int64_t first, int64_t limit, OnRun&& on_run, OnEncoded&& on_encoded) const {
+    RangeCut<OnRun> cut{-first, limit, on_run};
+    for (const KVSegment& seg : view_.segments) {
+      const StoredFilter visible(a_.rule, position_, seg);
+      if (seg.encoded()) {
+        cut.index += on_encoded(seg, visible);
+        continue;
+      }
+      const Run entries{seg.k.f32() + kvh_ * seg.k.stride[0],
+                        seg.k.stride[1],
+                        seg.v.f32() + kvh_ * seg.v.stride[0],
+                        seg.v.stride[1],
+                        seg.positions,
+                        seg.count,
+                        0};
+      if (visible.all())
+        cut.offer(entries);
+      else
+        cut.offer_visible(entries, visible);
+    }
+    const Run batch{a_.batch_k.f32() + kvh_ * a_.batch_k.stride[1],
+                    a_.batch_k.stride[0],
+                    a_.batch_v.f32() + kvh_ * a_.batch_v.stride[1],
+                    a_.batch_v.stride[0],
+                    a_.positions.data(),
+                    static_cast<int64_t>(a_.positions.size()),
+                    0};
+    cut.offer_visible(batch, [&](int64_t j) {
+      return a_.in_batch.sees(t_, j) &&
+             a_.rule.sees(position_, a_.positions[static_cast<std::size_t>(j)]);
+    });
+  }
+
+ private:
+  // Hands on_run the part of each run inside the range.
+  template <class OnRun>
+  struct RangeCut {
+    int64_t index;  // the next entry's place among the visible keys, less `first`
+    int64_t limit;
+    OnRun& on_run;
+
+    // Entries that are all visible.
+    void offer(Run entries) {
+      entries.index = index;
+      const int64_t skip = std::max<int64_t>(0, -index);
+      const int64_t end = std::min(entries.count, limit - index);
+      if (skip < end) on_run(entries.slice(skip, end));
+      index += entries.count;
+    }
+    // Entries visible where visible(j): in runs of visible ones.
+    template <class Visible>
+    void offer_visible(const Run& entries, const Visible& visible) {
+      for (int64_t j = 0; j < entries.count && index < limit;) {
+        if (!visible(j)) {
+          ++j;
+          continue;
+        }
+        int64_t end = j + 1;
+        while (end < entries.count && visible(end)) ++end;
+        offer(entries.slice(j, end));
+        j = end;
+      }
+    }
+  };
+
+  const AttentionParams& a_;
+  int64_t t_, kvh_, position_;
+  const KVView& view_;
+};
+
+}  // namespace tessera::cpu
