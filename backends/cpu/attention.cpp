@@ -6,6 +6,8 @@
 // chunks merged in order. The chunks are fixed by the key's place in that
 // order, never by the thread count, so a long context can be split across
 // threads (one work item per chunk) and give the bits one thread gives.
+// Stored entries of another branch (BIM) are left out like those the window
+// rule cuts: they take no place in that order.
 //
 // attention_pass.h: what a call settles once; visible_keys.h: which keys a
 // query sees, in that order; query_attention.h: one token and kv head;
@@ -35,6 +37,8 @@ void check_shapes(const AttentionParams& a) {
   TESSERA_DCHECK(
       static_cast<int64_t>(a.positions.size()) == n && static_cast<int64_t>(a.view_of.size()) == n,
       "attention: one position and one view per token");
+  TESSERA_DCHECK(a.branches.empty() || static_cast<int64_t>(a.branches.size()) == n,
+                 "attention: one branch per token, or none");
   TESSERA_DCHECK(inner_contiguous(a.q) && inner_contiguous(a.out) && inner_contiguous(a.batch_k) &&
                      inner_contiguous(a.batch_v),
                  "attention: inner stride");

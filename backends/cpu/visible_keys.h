@@ -1,7 +1,8 @@
 // Which keys one query (a batch token, one kv head) sees, in the one order
 // attention scores and sums them: the stored segments of its view, then the
-// batch tokens. A stored entry is seen if the window rule keeps it; a batch
-// token if in_batch and the window rule do.
+// batch tokens. A stored entry is seen if the window rule keeps it and it is
+// of the shared prefix or the query's branch (kv_view.h); a batch token if
+// in_batch and the window rule do (in_batch already cuts other branches).
 #pragma once
 
 #include <algorithm>
@@ -34,20 +35,32 @@ struct Run {
   }
 };
 
-// Which entries of one stored segment a query sees.
+// Which entries of one stored segment a query sees: by the window rule and,
+// when the batch and the segment both carry branches, by branch.
 class StoredFilter {
  public:
-  StoredFilter(const WindowRule& rule, int64_t position, const KVSegment& seg)
-      : rule_(rule), position_(position), positions_(seg.positions) {}
+  // `branch`: the query's, or null when the batch carries none.
+  StoredFilter(const WindowRule& rule, int64_t position, const BranchId* branch,
+               const KVSegment& seg)
+      : rule_(rule),
+        position_(position),
+        positions_(seg.positions),
+        branch_(branch != nullptr ? *branch : 0),
+        branches_(branch != nullptr ? seg.branches : nullptr) {}
 
   // Every entry: no test per entry needed.
-  bool all() const { return !rule_.limits(); }
-  bool operator()(int64_t j) const { return rule_.sees(position_, positions_[j]); }
+  bool all() const { return !rule_.limits() && branches_ == nullptr; }
+  bool operator()(int64_t j) const {
+    return rule_.sees(position_, positions_[j]) &&
+           (branches_ == nullptr || branch_sees(branch_, branches_[j]));
+  }
 
  private:
   const WindowRule& rule_;
   int64_t position_;
   const int32_t* positions_;
+  BranchId branch_;
+  const BranchId* branches_;  // null: no test by branch
 };
 
 class VisibleKeys {
@@ -57,6 +70,7 @@ class VisibleKeys {
         t_(t),
         kvh_(kvh),
         position_(a.positions[static_cast<std::size_t>(t)]),
+        branch_(a.branches.empty() ? nullptr : &a.branches[static_cast<std::size_t>(t)]),
         view_(a.views[static_cast<std::size_t>(a.view_of[static_cast<std::size_t>(t)])]) {}
 
   int64_t position() const { return position_; }
@@ -70,7 +84,7 @@ class VisibleKeys {
   void each(int64_t first, int64_t limit, OnRun&& on_run, OnEncoded&& on_encoded) const {
     RangeCut<OnRun> cut{-first, limit, on_run};
     for (const KVSegment& seg : view_.segments) {
-      const StoredFilter visible(a_.rule, position_, seg);
+      const StoredFilter visible(a_.rule, position_, branch_, seg);
       if (seg.encoded()) {
         cut.index += on_encoded(seg, visible);
         continue;
@@ -134,6 +148,7 @@ class VisibleKeys {
 
   const AttentionParams& a_;
   int64_t t_, kvh_, position_;
+  const BranchId* branch_;  // null: the batch carries no branches
   const KVView& view_;
 };
 

@@ -4,9 +4,11 @@
 // before RoPE, and StreamingLLM's renumbering done the way the spec states it
 // (visible keys at 0..n-1, the query at n-1). Plus the bitwise guarantees:
 // any thread count, a batch versus one token at a time, one segment versus
-// several, several sequences versus each alone.
+// several, several sequences versus each alone. Branches (BIM): a query's
+// output is, bit for bit, that of the store without the other branches.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <ostream>
 #include <string>
@@ -58,7 +60,9 @@ struct Problem {
   WindowRule rule;
   StoredKeys stored_keys = StoredKeys::kRotated;
   std::vector<float> q_raw, k_raw, v, bk_raw,
-      bv;  // stored [kv_heads, m, hd]; batch [n, kv_heads, hd]
+      bv;                                 // stored [kv_heads, m, hd]; batch [n, kv_heads, hd]
+  std::vector<BranchId> stored_branches;  // [m], or empty: all of the shared prefix
+  std::vector<BranchId> branches;         // [n], or empty: likewise
 
   int64_t stored() const { return static_cast<int64_t>(stored_positions.size()); }
   static Problem causal(int64_t n, int64_t heads, int64_t kv_heads, int64_t head_dim,
@@ -115,6 +119,7 @@ std::vector<float> run(const Problem& p, int threads, int segments = 1) {
     seg.k.stride = {m * hd, hd, 1, 0};
     seg.v = Tensor::contiguous(v.data() + start * hd, DType::kF32, {p.kv_heads, seg.count, hd});
     seg.v.stride = {m * hd, hd, 1, 0};
+    if (!p.stored_branches.empty()) seg.branches = p.stored_branches.data() + start;
     start = end;
   }
   KVView kv{parts};
@@ -132,6 +137,7 @@ std::vector<float> run(const Problem& p, int threads, int segments = 1) {
   a.positions = p.positions;
   a.views = std::span<const KVView>(&kv, 1);
   a.view_of = view_of;
+  a.branches = p.branches;
   a.in_batch = {mask, words};
   a.rule = p.rule;
   a.stored_keys = p.stored_keys;
@@ -345,6 +351,115 @@ TEST(CpuAttentionChunks, BatchEqualsOneTokenAtATime) {
           << "mode " << mode << " token " << t;
     }
   }
+}
+
+// Branches (BIM): a shared prefix of `prefix` entries (branch 0, positions
+// 0..), then `steps` positions at each of which branches 1 and 2 stored one
+// entry; the batch continues branch `query` (causal).
+Problem branched(int64_t n, int64_t kv_heads, int64_t prefix, int64_t steps, BranchId query,
+                 uint64_t seed) {
+  Problem p = Problem::causal(n, 4, kv_heads, 16, prefix + 2 * steps, seed);
+  p.stored_positions.clear();
+  for (int64_t j = 0; j < prefix; ++j) {
+    p.stored_positions.push_back(static_cast<int32_t>(j));
+    p.stored_branches.push_back(0);
+  }
+  for (int64_t step = 0; step < steps; ++step)
+    for (BranchId b : {1, 2}) {
+      p.stored_positions.push_back(static_cast<int32_t>(prefix + step));
+      p.stored_branches.push_back(b);
+    }
+  for (int64_t i = 0; i < n; ++i) p.positions[i] = static_cast<int32_t>(prefix + steps + i);
+  p.branches.assign(static_cast<std::size_t>(n), query);
+  return p;
+}
+
+// The store a query of `branch` should see: the entries of other branches
+// taken out, and no branches left to test.
+Problem without_other_branches(const Problem& p, BranchId branch) {
+  const int64_t m = p.stored(), hd = p.head_dim;
+  Problem kept = p;
+  kept.stored_positions.clear();
+  kept.stored_branches.clear();
+  kept.branches.clear();
+  kept.k_raw.clear();
+  kept.v.clear();
+  for (int64_t h = 0; h < p.kv_heads; ++h)
+    for (int64_t j = 0; j < m; ++j) {
+      if (!branch_sees(branch, p.stored_branches[j])) continue;
+      if (h == 0) kept.stored_positions.push_back(p.stored_positions[j]);
+      const auto from = (h * m + j) * hd;
+      kept.k_raw.insert(kept.k_raw.end(), p.k_raw.begin() + from, p.k_raw.begin() + from + hd);
+      kept.v.insert(kept.v.end(), p.v.begin() + from, p.v.begin() + from + hd);
+    }
+  return kept;
+}
+
+// Every way the kernel walks the keys: one or several segments, one thread
+// or several (the split by chunk where the context has several).
+void expect_same_bits(const Problem& filtered, const Problem& reference, const std::string& what) {
+  for (int segments : {1, 3})
+    for (int threads : {1, 3})
+      EXPECT_TRUE(bitwise_equal(run(filtered, threads, segments), run(reference, threads, 1)))
+          << what << ", " << segments << " segments, " << threads << " threads";
+}
+
+// A batch of `query`'s branch (branched()) against the store without the
+// other branches.
+void expect_prefix_and_own_branch(Problem p, BranchId query, WindowRule rule) {
+  p.rule = rule;
+  expect_same_bits(p, without_other_branches(p, query),
+                   "branch " + std::to_string(query) + ", window " + std::to_string(rule.window));
+}
+
+TEST(CpuAttentionBranches, AQuerySeesThePrefixAndItsBranchOnly) {
+  for (BranchId query : {1, 2, 0})  // 0: a query of the prefix sees the prefix only
+    for (const WindowRule rule : {WindowRule{}, WindowRule{2, 5, false}})
+      expect_prefix_and_own_branch(branched(3, 2, 5, 6, query, 600), query, rule);
+}
+
+// Long enough for several softmax chunks: one token and kv head is split by
+// chunk across threads, the other branch's entries taking no place in them.
+TEST(CpuAttentionBranches, LongContextSplitByChunk) {
+  for (BranchId query : {1, 0})
+    for (const WindowRule rule : {WindowRule{}, WindowRule{4, 250, false}})
+      expect_prefix_and_own_branch(branched(1, 1, 100, 300, query, 610), query, rule);
+}
+
+// Tokens of branches 1 and 2 in one batch (each sees the earlier ones of its
+// branch): each token's rows are those of its branch alone.
+TEST(CpuAttentionBranches, TokensOfTwoBranchesInOneBatch) {
+  Problem p = branched(4, 2, 5, 6, 1, 620);
+  p.branches = {1, 2, 1, 2};
+  p.positions = {11, 11, 12, 12};
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) p.sees[i][j] = j <= i && p.branches[j] == p.branches[i];
+  const std::vector<float> both = run(p, 2);
+  const int64_t row = p.heads * p.head_dim;
+  for (BranchId b : {1, 2}) {
+    const std::vector<float> alone = run(without_other_branches(p, b), 2);
+    for (int64_t t = 0; t < p.n; ++t) {
+      if (p.branches[t] != b) continue;
+      EXPECT_TRUE(
+          std::equal(both.begin() + t * row, both.begin() + (t + 1) * row, alone.begin() + t * row))
+          << "token " << t;
+    }
+  }
+}
+
+// Entries all of the prefix or of the query's branch: the filter tests each
+// entry and keeps them all, and the bits are those of no filter at all.
+TEST(CpuAttentionBranches, AFilterThatRemovesNothingChangesNoBit) {
+  for (const WindowRule rule : {WindowRule{}, WindowRule{2, 5, false}, WindowRule{4, 250, false}})
+    for (int64_t steps : {6, 300}) {
+      Problem p = branched(2, 1, 5, steps, 1, 630);
+      p.rule = rule;
+      for (BranchId& b : p.stored_branches) b = b == 2 ? 0 : b;
+      Problem plain = p;
+      plain.stored_branches.clear();
+      plain.branches.clear();
+      expect_same_bits(p, plain, "window " + std::to_string(rule.window));
+    }
 }
 
 TEST(CpuAttentionSingle, OneVisibleEntryReturnsItsValue) {
