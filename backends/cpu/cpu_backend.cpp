@@ -68,10 +68,19 @@ Result<std::size_t> CpuBackend::adopt_weights(std::span<Tensor* const> weights) 
       return std::size_t{0};
   }
   // Integer weights interleaved for the kernels that read them so.
-  RETURN_IF_ERROR(arena_.copy(weights, *pool_, [](DType dtype) {
+  auto arena = std::make_unique<cpu::WeightArena>();
+  RETURN_IF_ERROR(arena->copy(weights, *pool_, [](DType dtype) {
     return cpu::reads_interleaved(cpu::best_dot_kernels(), dtype);
   }));
-  return arena_.size();
+  const std::size_t bytes = arena->size();
+  arenas_.push_back(std::move(arena));
+  return bytes;
+}
+
+bool CpuBackend::interleaved(const void* data) const {
+  for (const auto& arena : arenas_)
+    if (arena->interleaved(data)) return true;
+  return false;
 }
 
 DeviceInfo CpuBackend::device_info() const {
@@ -106,11 +115,11 @@ Result<std::unique_ptr<Buffer>> CpuBackend::allocate(std::size_t bytes) {
 
 void CpuBackend::embedding(const Tensor& table, std::span<const int32_t> tokens,
                            const Tensor& out) {
-  cpu::embedding(table, tokens, out, pool_.get(), arena_.interleaved(table.data));
+  cpu::embedding(table, tokens, out, pool_.get(), interleaved(table.data));
 }
 
 void CpuBackend::matmul(const Tensor& x, const Tensor& w, const Tensor& out) {
-  cpu::matmul(x, w, out, pool_.get(), arena_.interleaved(w.data));
+  cpu::matmul(x, w, out, pool_.get(), interleaved(w.data));
 }
 
 void CpuBackend::rms_norm(const Tensor& x, const Tensor& weight, float eps, const Tensor& out) {
@@ -132,17 +141,25 @@ void CpuBackend::add(const Tensor& a, const Tensor& b, const Tensor& out) {
 void CpuBackend::attention(const AttentionParams& params) {
   // Keys read before RoPE, and sinks moved under reassign, rotate at read
   // time; the table is built once (the first such call) for this model.
-  if (params.stored_keys == StoredKeys::kBeforeRope || params.rule.reassign)
-    rope_table(params.q.dim(2), params.rope_theta);
-  cpu::attention(params, rope_, pool_.get(), max_context_);
+  static const cpu::RopeTable kUnused;  // attention reads no table then
+  const bool rotates = params.stored_keys == StoredKeys::kBeforeRope || params.rule.reassign;
+  cpu::attention(params, rotates ? rope_table(params.q.dim(2), params.rope_theta) : kUnused,
+                 pool_.get(), max_context_);
 }
 
 const cpu::RopeTable& CpuBackend::rope_table(int64_t head_dim, float theta) {
-  if (!rope_.prepare(head_dim, theta, rope_positions_)) {
-    rope_positions_ = 0;  // no memory for the table: every angle is computed
-    rope_.prepare(head_dim, theta, 0);
+  cpu::RopeTable* table = nullptr;
+  for (const auto& known : ropes_)
+    if (known->is_for(head_dim, theta)) table = known.get();
+  if (table == nullptr) {
+    ropes_.push_back(std::make_unique<cpu::RopeTable>());
+    table = ropes_.back().get();
   }
-  return rope_;
+  if (!table->prepare(head_dim, theta, rope_positions_)) {
+    rope_positions_ = 0;  // no memory for the table: every angle is computed
+    table->prepare(head_dim, theta, 0);
+  }
+  return *table;
 }
 
 }  // namespace tessera

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "backends/cpu/rope_table.h"
 #include "backends/cpu/thread_pool.h"
@@ -48,11 +49,14 @@ class CpuBackend final : public Backend {
   const cpu::RopeTable& rope_table(int64_t head_dim, float theta);
 
   std::unique_ptr<cpu::ThreadPool> pool_;
-  cpu::RopeTable rope_;
+  // One per head size and theta in use (a draft model may differ from the target).
+  std::vector<std::unique_ptr<cpu::RopeTable>> ropes_;
   int64_t rope_positions_ = 0;
   int64_t max_context_ = 0;
   std::string weights_ = "auto";
-  cpu::WeightArena arena_;
+  // One per model whose weights were handed over (a draft model adds one).
+  std::vector<std::unique_ptr<cpu::WeightArena>> arenas_;
+  bool interleaved(const void* data) const;
 };
 
 }  // namespace tessera

@@ -36,6 +36,11 @@ class RopeTable {
   // the memory cannot be had (rotation then computes every angle).
   bool prepare(int64_t head_dim, float theta, int64_t positions);
 
+  // Whether the table is for this head size and theta.
+  bool is_for(int64_t head_dim, float theta) const {
+    return head_dim == head_dim_ && theta == theta_;
+  }
+
   // dst = src rotated at `position` (dst may equal src).
   void rotate(const float* src, int64_t position, float* dst) const;
 

@@ -52,9 +52,11 @@ struct AttentionParams {
   std::span<const int32_t> positions;  // [n] logical positions of the batch tokens
   std::span<const KVView> views;       // entries stored before this forward, per sequence
   std::span<const int32_t> view_of;    // [n] the view each token reads
-  // [n] each batch token's branch (kv_view.h), or empty when all are 0: a
-  // stored entry is kept only if branch_sees(its token's branch, the
-  // entry's) (ABI 3.0). In-batch keys are already cut by in_batch.
+  // [n] each batch token's branch (kv_view.h): a stored entry is kept only if
+  // branch_sees(its token's branch, the entry's) (ABI 3.0); segments without
+  // branches (KVSegment::branches null) are not tested. The transformer
+  // always passes one per token; a caller that never branches may pass none
+  // (nothing is then filtered). In-batch keys are already cut by in_batch.
   std::span<const BranchId> branches;
   InBatchVisibility in_batch;
   WindowRule rule;  // the store's: which keys (stored and in-batch) a query sees

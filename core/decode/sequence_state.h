@@ -21,7 +21,7 @@ class ProposerState {
 };
 
 struct SequenceState {
-  SequenceId id = 0;   // the cache sequence the lane's K/V live in
+  SequenceId id = 0;    // the cache sequence the lane's K/V live in
   BranchId branch = 0;  // 0: the sequence itself; b > 0: its branch b (BIM)
   // The lane's tokens: the shared prefix, then its own. tokens[0, cached) have
   // K/V in the cache (in the lane's view: the prefix and its branch); the
@@ -40,10 +40,11 @@ struct SequenceState {
 struct DecodeCounters {
   int64_t target_forwards = 0;  // forwards of the target model (prefill and verification)
   int64_t verify_steps = 0;     // verification forwards (one may serve several lanes)
-  int64_t draft_forwards = 0;   // forwards run to draft (a draft model, or the target's first layers)
-  int64_t drafted = 0;          // draft tokens verified (within the room the cache had)
-  int64_t accepted = 0;         // draft tokens accepted
-  int64_t emitted = 0;          // tokens the verifier emitted (accepted + one per lane and step)
+  int64_t draft_forwards =
+      0;                 // forwards run to draft (a draft model, or the target's first layers)
+  int64_t drafted = 0;   // draft tokens verified (within the room the cache had)
+  int64_t accepted = 0;  // draft tokens accepted
+  int64_t emitted = 0;   // tokens the verifier emitted (accepted + one per lane and step)
 };
 
 }  // namespace tessera

@@ -87,11 +87,11 @@ Result<std::unique_ptr<CheckedCacheStore>> EngineServices::make_cache(const Load
   ASSIGN_OR_RETURN(auto store,
                    tessera::create_plugin<CacheStore>(registry_, *cache_record_, cache_options_));
   auto checked = std::make_unique<CheckedCacheStore>(std::move(store), cache_record_->name());
-  RETURN_IF_ERROR(checked->init({c.n_layers, c.n_kv_heads, c.head_dim, 1},
-                                *layer_codec_lists_.back(), config_.get_string("cache.codec_stage") ==
-                                                                    "pre_rope"
-                                                                ? StoredKeys::kBeforeRope
-                                                                : StoredKeys::kRotated)
+  RETURN_IF_ERROR(checked
+                      ->init({c.n_layers, c.n_kv_heads, c.head_dim, 1}, *layer_codec_lists_.back(),
+                             config_.get_string("cache.codec_stage") == "pre_rope"
+                                 ? StoredKeys::kBeforeRope
+                                 : StoredKeys::kRotated)
                       .with_context("a cache for model " + model.path));
   return checked;
 }

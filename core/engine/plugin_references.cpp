@@ -5,9 +5,10 @@
 
 namespace tessera {
 
-Result<std::vector<const PluginRecord*>> plugins_named_in(
-    const Config& config, const PluginRegistry& registry, std::string_view section,
-    std::vector<const PluginRecord*> roots) {
+Result<std::vector<const PluginRecord*>> plugins_named_in(const Config& config,
+                                                          const PluginRegistry& registry,
+                                                          std::string_view section,
+                                                          std::vector<const PluginRecord*> roots) {
   std::vector<const PluginRecord*> found = std::move(roots);
   for (std::size_t i = 0; i < found.size(); ++i) {
     const PluginRecord& record = *found[i];

@@ -16,8 +16,9 @@ namespace tessera {
 // `section` (the value set in the config, or the option's default), each
 // once, in the order found. Errors name the option key and the missing
 // plugin (with the registry's did-you-mean).
-Result<std::vector<const PluginRecord*>> plugins_named_in(
-    const Config& config, const PluginRegistry& registry, std::string_view section,
-    std::vector<const PluginRecord*> roots);
+Result<std::vector<const PluginRecord*>> plugins_named_in(const Config& config,
+                                                          const PluginRegistry& registry,
+                                                          std::string_view section,
+                                                          std::vector<const PluginRecord*> roots);
 
 }  // namespace tessera

@@ -364,7 +364,9 @@ Status Transformer::forward_chunk(CheckedCacheStore& cache, const Batch& batch, 
   params.positions = positions;
   params.views = views_;
   params.view_of = std::span<const int32_t>(view_of_.data(), static_cast<std::size_t>(count));
-  if (batch.any_branch()) params.branches = range(batch.branches());
+  // Always one branch per token (all 0 without branches): a prefix token
+  // must not see a branch's stored entries.
+  params.branches = range(batch.branches());
   params.in_batch = {std::span<const uint64_t>(in_batch_.data(),
                                                static_cast<std::size_t>((count + 63) / 64 * count)),
                      (count + 63) / 64};

@@ -67,8 +67,8 @@ class PluginServices {
 
 // create_plugin, checked to be an `Interface` (the kind's class).
 template <typename Interface>
-Result<std::unique_ptr<Interface>> create_plugin_as(PluginServices& services,
-                                                    std::string_view kind, std::string_view name) {
+Result<std::unique_ptr<Interface>> create_plugin_as(PluginServices& services, std::string_view kind,
+                                                    std::string_view name) {
   ASSIGN_OR_RETURN(std::unique_ptr<PluginObject> object, services.create_plugin(kind, name));
   auto* typed = dynamic_cast<Interface*>(object.get());
   if (typed == nullptr)

@@ -44,10 +44,10 @@ ArDraftProposer::ArDraftProposer(const OptionValues& options, PluginServices& se
         "decode.draft_model is empty: name the draft model file (found like model.path), e.g. "
         "decode.draft_model = \"stories260K.gguf\""));
   if (draft_tokens_ + 1 > services.max_batch())
-    throw sdk::Refusal(invalid_argument(
-        "decode.draft_tokens = " + std::to_string(draft_tokens_) + " needs " +
-        std::to_string(draft_tokens_ + 1) + " tokens per forward, more than decode.max_batch = " +
-        std::to_string(services.max_batch())));
+    throw sdk::Refusal(invalid_argument("decode.draft_tokens = " + std::to_string(draft_tokens_) +
+                                        " needs " + std::to_string(draft_tokens_ + 1) +
+                                        " tokens per forward, more than decode.max_batch = " +
+                                        std::to_string(services.max_batch())));
   model_ = sdk::value_or_refuse(
       services.load_model(name, "decode.draft_model", options.get_string("draft_tokenizer")));
   sdk::refuse_unless(check_same_vocabulary(*model_, *sdk::value_or_refuse(services.target_model()))

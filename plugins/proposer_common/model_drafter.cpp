@@ -26,9 +26,9 @@ Status ModelDrafter::draft_chain(const DraftContext& at, int count, Sampler& sam
     int32_t parent = batch_.add(at.last_token, at.seq, at.last_position, -1,
                                 i == 0 ? kOutputLogits : 0, 0, at.branch);
     for (int j = 0; j < i; ++j)
-      parent = batch_.add(draft.tokens[static_cast<std::size_t>(j)], at.seq,
-                          at.last_position + j + 1, parent, j + 1 == i ? kOutputLogits : 0, 0,
-                          at.branch);
+      parent =
+          batch_.add(draft.tokens[static_cast<std::size_t>(j)], at.seq, at.last_position + j + 1,
+                     parent, j + 1 == i ? kOutputLogits : 0, 0, at.branch);
     ASSIGN_OR_RETURN(std::span<const float> logits, forward_.forward(*at.cache, batch_, options_));
     ++counters.draft_forwards;
     int32_t token = 0;
@@ -56,8 +56,8 @@ Status ModelDrafter::expand(const DraftContext& at, const Draft& tree,
       wanted_[static_cast<std::size_t>(n)] = 1;
   draft_depths(tree, depths_);
   batch_.clear();
-  const int32_t root = batch_.add(at.last_token, at.seq, at.last_position, -1, kOutputLogits, 0,
-                                  at.branch);
+  const int32_t root =
+      batch_.add(at.last_token, at.seq, at.last_position, -1, kOutputLogits, 0, at.branch);
   row_of_.assign(tree.tokens.size(), -1);
   for (std::size_t n = 0; n < tree.tokens.size(); ++n) {
     if (!wanted_[n]) continue;

@@ -30,8 +30,8 @@ class NgramProposer final : public Proposer {
   // Counts of the token after each earlier occurrence of the longest suffix
   // of `context` (n from ngram_n down to ngram_min) found in `history`, as a
   // distribution in `probs` (all zeros when no suffix occurs).
-  void next_token_distribution(std::span<const int32_t> history,
-                               std::span<const int32_t> context, std::span<float> probs) const;
+  void next_token_distribution(std::span<const int32_t> history, std::span<const int32_t> context,
+                               std::span<float> probs) const;
 
  private:
   int draft_tokens_;

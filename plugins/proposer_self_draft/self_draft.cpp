@@ -13,15 +13,16 @@ SelfDraftProposer::SelfDraftProposer(const OptionValues& options, PluginServices
   const LoadedModel& model = *value_or_refuse(services.target_model());
   const auto layers = static_cast<int>(options.get_int("draft_layers"));
   if (layers >= model.config.n_layers)
-    throw Refusal(invalid_argument("decode.draft_layers = " + std::to_string(layers) + ", but model " +
-                             model.path + " has " + std::to_string(model.config.n_layers) +
-                             " layers; self-drafting runs fewer than all of them (1 to " +
-                             std::to_string(model.config.n_layers - 1) + ")"));
+    throw Refusal(invalid_argument("decode.draft_layers = " + std::to_string(layers) +
+                                   ", but model " + model.path + " has " +
+                                   std::to_string(model.config.n_layers) +
+                                   " layers; self-drafting runs fewer than all of them (1 to " +
+                                   std::to_string(model.config.n_layers - 1) + ")"));
   if (draft_tokens_ + 1 > services.max_batch())
     throw Refusal(invalid_argument("decode.draft_tokens = " + std::to_string(draft_tokens_) +
-                             " needs " + std::to_string(draft_tokens_ + 1) +
-                             " tokens per forward, more than decode.max_batch = " +
-                             std::to_string(services.max_batch())));
+                                   " needs " + std::to_string(draft_tokens_ + 1) +
+                                   " tokens per forward, more than decode.max_batch = " +
+                                   std::to_string(services.max_batch())));
   forward_ = value_or_refuse(services.make_transformer(model));
   ForwardOptions forward_options;
   forward_options.layer_end = layers;

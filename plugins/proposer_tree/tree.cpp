@@ -17,13 +17,14 @@ TreeProposer::TreeProposer(const OptionValues& options, PluginServices& services
   if (name == "tree")
     throw sdk::Refusal(invalid_argument("decode.tree_drafter: a tree cannot grow over a tree"));
   if (tree_tokens_ + 1 > services.max_batch())
-    throw sdk::Refusal(invalid_argument(
-        "decode.tree_tokens = " + std::to_string(tree_tokens_) + " needs " +
-        std::to_string(tree_tokens_ + 1) + " tokens in the verification forward, more than "
-        "decode.max_batch = " + std::to_string(services.max_batch()) +
-        "; lower decode.tree_tokens or raise decode.max_batch"));
-  vocab_ = static_cast<std::size_t>(
-      sdk::value_or_refuse(services.target_model())->config.vocab_size);
+    throw sdk::Refusal(invalid_argument("decode.tree_tokens = " + std::to_string(tree_tokens_) +
+                                        " needs " + std::to_string(tree_tokens_ + 1) +
+                                        " tokens in the verification forward, more than "
+                                        "decode.max_batch = " +
+                                        std::to_string(services.max_batch()) +
+                                        "; lower decode.tree_tokens or raise decode.max_batch"));
+  vocab_ =
+      static_cast<std::size_t>(sdk::value_or_refuse(services.target_model())->config.vocab_size);
   drafter_ = sdk::value_or_refuse(create_plugin_as<Proposer>(services, "proposer", name));
   if (!drafter_->can_expand())
     throw sdk::Refusal(invalid_argument("decode.tree_drafter: proposer '" + name +
@@ -53,10 +54,9 @@ Status TreeProposer::grow(DecodeContext& context, SequenceState& lane) {
     const float* row = probs_.data() + f * vocab_;
     std::iota(row_order_.begin(), row_order_.end(), 0);
     const auto k = std::min<std::size_t>(static_cast<std::size_t>(top_k_), vocab_);
-    std::partial_sort(row_order_.begin(), row_order_.begin() + static_cast<std::ptrdiff_t>(k),
-                      row_order_.end(), [&](int32_t a, int32_t b) {
-                        return row[a] > row[b] || (row[a] == row[b] && a < b);
-                      });
+    std::partial_sort(
+        row_order_.begin(), row_order_.begin() + static_cast<std::ptrdiff_t>(k), row_order_.end(),
+        [&](int32_t a, int32_t b) { return row[a] > row[b] || (row[a] == row[b] && a < b); });
     const int32_t parent = frontier_[f];
     const double base = parent < 0 ? 0.0 : scores_[static_cast<std::size_t>(parent)];
     for (std::size_t j = 0; j < k; ++j) {
@@ -70,14 +70,13 @@ Status TreeProposer::grow(DecodeContext& context, SequenceState& lane) {
   next_frontier_.resize(candidates_.tokens.size() - static_cast<std::size_t>(first_new));
   std::iota(next_frontier_.begin(), next_frontier_.end(), first_new);
   const auto keep = std::min<std::size_t>(static_cast<std::size_t>(top_k_), next_frontier_.size());
-  std::partial_sort(next_frontier_.begin(), next_frontier_.begin() + static_cast<std::ptrdiff_t>(keep),
-                    next_frontier_.end(), [&](int32_t a, int32_t b) {
-                      return scores_[static_cast<std::size_t>(a)] >
-                                 scores_[static_cast<std::size_t>(b)] ||
-                             (scores_[static_cast<std::size_t>(a)] ==
-                                  scores_[static_cast<std::size_t>(b)] &&
-                              a < b);
-                    });
+  std::partial_sort(
+      next_frontier_.begin(), next_frontier_.begin() + static_cast<std::ptrdiff_t>(keep),
+      next_frontier_.end(), [&](int32_t a, int32_t b) {
+        return scores_[static_cast<std::size_t>(a)] > scores_[static_cast<std::size_t>(b)] ||
+               (scores_[static_cast<std::size_t>(a)] == scores_[static_cast<std::size_t>(b)] &&
+                a < b);
+      });
   next_frontier_.resize(keep);
   frontier_.swap(next_frontier_);
   return ok_status();
@@ -107,8 +106,8 @@ void TreeProposer::rerank(Draft& draft) {
   for (std::size_t c = 0; c < n; ++c) {
     if (!chosen_[c]) continue;
     const int32_t parent = candidates_.parents[c];
-    new_index_[c] =
-        draft.add(candidates_.tokens[c], parent < 0 ? -1 : new_index_[static_cast<std::size_t>(parent)]);
+    new_index_[c] = draft.add(candidates_.tokens[c],
+                              parent < 0 ? -1 : new_index_[static_cast<std::size_t>(parent)]);
   }
 }
 

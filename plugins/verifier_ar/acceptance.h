@@ -30,7 +30,7 @@ namespace tessera {
 
 // The target's logits of one lane's nodes, as rows of the verification batch.
 struct NodeLogits {
-  std::span<const float> logits;       // the batch's rows, [rows, vocab]
+  std::span<const float> logits;  // the batch's rows, [rows, vocab]
   std::size_t vocab = 0;
   int32_t root_row = 0;                // the lane's last token
   std::span<const int32_t> node_rows;  // draft index -> row
