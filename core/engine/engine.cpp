@@ -244,7 +244,8 @@ Status Engine::begin_branch(const SequenceState& prefix, BranchId branch, Sequen
   SamplingParams params = sampling_;
   // Each branch draws its own numbers, the same in both layouts.
   params.seed =
-      seed ? *seed : sampling_.seed + 0x9e3779b97f4a7c15ull * static_cast<uint64_t>(branch);
+      seed ? *seed
+           : prefix.sampler.params().seed + 0x9e3779b97f4a7c15ull * static_cast<uint64_t>(branch);
   lane.tokens.assign(prefix.tokens.begin(),
                      prefix.tokens.begin() + static_cast<std::ptrdiff_t>(prefix.cached));
   lane.cached = prefix.cached;
@@ -277,7 +278,14 @@ Status Engine::prefill(SequenceState& lane) {
 Status Engine::step(std::span<SequenceState* const> lanes,
                     std::span<std::vector<int32_t>> emitted) {
   TESSERA_CHECK(lanes.size() == emitted.size(), "Engine::step: one emitted list per lane");
-  if (drafts_.size() < lanes.size()) drafts_.resize(lanes.size());
+  if (drafts_.size() < lanes.size()) {
+    // Sized for the largest draft a forward can verify: drafts vary in length.
+    drafts_.resize(lanes.size());
+    for (Draft& draft : drafts_) {
+      draft.tokens.reserve(static_cast<std::size_t>(transformer_->max_batch()));
+      draft.parents.reserve(static_cast<std::size_t>(transformer_->max_batch()));
+    }
+  }
   lane_steps_.clear();
   DecodeContext ctx = context();
   std::vector<std::size_t>& before = emitted_before_;

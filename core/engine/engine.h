@@ -39,7 +39,7 @@ enum class BranchLayout { kBim, kBatched };
 
 class Engine {
  public:
-  // `registry` must already be scanned; it and `config` must outlive the engine.
+  // `registry` must already be scanned and must outlive the engine.
   static Result<std::unique_ptr<Engine>> create(const Config& config,
                                                 const PluginRegistry& registry);
   ~Engine();
@@ -76,7 +76,7 @@ class Engine {
   // A lane that continues `prefix` as its branch `branch` (>= 1): in the
   // prefix's own sequence (bim) or in a fork of it (batched). The lane's
   // tokens become the prefix's cached ones; the caller appends its own.
-  // Default seed: sampling.seed mixed with the branch, the same in both
+  // Default seed: the prefix's seed mixed with the branch, the same in both
   // layouts, so they draw the same numbers.
   Status begin_branch(const SequenceState& prefix, BranchId branch, SequenceState& lane,
                       std::optional<uint64_t> seed = std::nullopt);

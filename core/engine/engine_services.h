@@ -23,7 +23,7 @@ namespace tessera {
 
 class EngineServices final : public PluginServices {
  public:
-  // `config` and `registry` must outlive it.
+  // Keeps a copy of `config`; `registry` must outlive it.
   EngineServices(const Config& config, const PluginRegistry& registry, SamplingParams sampling,
                  int max_batch, int64_t max_tokens);
   ~EngineServices() override;
@@ -61,7 +61,7 @@ class EngineServices final : public PluginServices {
   std::size_t loaded_weight_bytes() const;
 
  private:
-  const Config& config_;
+  const Config config_;
   const PluginRegistry& registry_;
   SamplingParams sampling_;
   int max_batch_;

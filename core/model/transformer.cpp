@@ -112,6 +112,9 @@ Status Transformer::allocate_scratch() {
   appended_.reserve(n);
   gather_rows_.reserve(n);
   gather_branches_.reserve(n);
+  // A batch's written tokens gathered per sequence: at most all of them.
+  gather_k_.resize(layers * n * kv);
+  gather_v_.resize(layers * n * kv);
   gather_positions_.reserve(n);
   chain_.reserve(n);
   return ok_status();

@@ -154,7 +154,7 @@ class Transformer {
   std::vector<BranchId> gather_branches_;
   std::vector<std::pair<SequenceId, int64_t>> appended_;  // sequences appended, lengths before
   std::vector<int32_t> gather_positions_;
-  std::vector<float> gather_k_, gather_v_;  // [layers, m, kv_heads, head_dim], grown once
+  std::vector<float> gather_k_, gather_v_;  // [layers, m, kv_heads, head_dim], m <= max_batch
   std::vector<uint8_t> codec_bytes_;        // one layer's encoded batch K or V, grown once
   Batch chain_;                             // for the chain overload
 };

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,9 @@ struct GenerationRequest {
   std::vector<std::vector<int32_t>> branches;
   int64_t max_new_tokens = 128;  // per lane
   bool stop_at_eos = true;
+  // The seed of the request's random stream instead of sampling.seed (each
+  // branch's stream is derived from it).
+  std::optional<uint64_t> seed;
 };
 
 struct GenerationStats {

@@ -16,6 +16,7 @@ void softmax(std::span<const float> logits, std::span<float> probs) {
 ModelDrafter::ModelDrafter(Transformer& forward, ForwardOptions options)
     : forward_(forward), options_(options) {
   batch_.reserve(static_cast<std::size_t>(forward.max_batch()));
+  picked_.reserve(static_cast<std::size_t>(forward.max_batch()));
 }
 
 Status ModelDrafter::draft_chain(const DraftContext& at, int count, Sampler& sampler, Draft& draft,
@@ -49,32 +50,39 @@ Status ModelDrafter::expand(const DraftContext& at, const Draft& tree,
                             std::span<const int32_t> nodes, const Sampler& sampler,
                             std::span<float> probs, DecodeCounters& counters) {
   const auto vocab = static_cast<std::size_t>(forward_.config().vocab_size);
-  // The nodes asked for and their ancestors, in tree order.
-  wanted_.assign(tree.tokens.size(), 0);
+  const auto most = static_cast<std::size_t>(forward_.max_batch()) - 1;
+  // The nodes asked for and their ancestors, each once, in tree order
+  // (parents first). Bounded by the batch, so nothing here grows with the tree.
+  picked_.clear();
   for (const int32_t node : nodes)
-    for (int32_t n = node; n >= 0; n = tree.parents[static_cast<std::size_t>(n)])
-      wanted_[static_cast<std::size_t>(n)] = 1;
-  draft_depths(tree, depths_);
+    for (int32_t n = node; n >= 0; n = tree.parents[static_cast<std::size_t>(n)]) {
+      if (std::find(picked_.begin(), picked_.end(), n) != picked_.end()) break;
+      if (picked_.size() == most)
+        return invalid_argument("drafting a tree needs more than decode.max_batch = " +
+                                std::to_string(forward_.max_batch()) +
+                                " tokens in one forward; lower decode.tree_depth or "
+                                "decode.tree_top_k");
+      picked_.push_back(n);
+    }
+  std::sort(picked_.begin(), picked_.end());
+  const auto row_of = [&](int32_t n) {  // the batch row of a picked node
+    return 1 + static_cast<int32_t>(std::lower_bound(picked_.begin(), picked_.end(), n) -
+                                    picked_.begin());
+  };
   batch_.clear();
   const int32_t root =
       batch_.add(at.last_token, at.seq, at.last_position, -1, kOutputLogits, 0, at.branch);
-  row_of_.assign(tree.tokens.size(), -1);
-  for (std::size_t n = 0; n < tree.tokens.size(); ++n) {
-    if (!wanted_[n]) continue;
-    const int32_t parent = tree.parents[n];
-    row_of_[n] = batch_.add(tree.tokens[n], at.seq, at.last_position + depths_[n],
-                            parent < 0 ? root : row_of_[static_cast<std::size_t>(parent)],
-                            kOutputLogits, 0, at.branch);
+  for (const int32_t n : picked_) {
+    int32_t depth = 0;
+    for (int32_t up = n; up >= 0; up = tree.parents[static_cast<std::size_t>(up)]) ++depth;
+    const int32_t parent = tree.parents[static_cast<std::size_t>(n)];
+    batch_.add(tree.tokens[static_cast<std::size_t>(n)], at.seq, at.last_position + depth,
+               parent < 0 ? root : row_of(parent), kOutputLogits, 0, at.branch);
   }
-  if (batch_.size() > forward_.max_batch())
-    return invalid_argument("drafting a tree needs " + std::to_string(batch_.size()) +
-                            " tokens in one forward, more than decode.max_batch = " +
-                            std::to_string(forward_.max_batch()) +
-                            "; lower decode.tree_depth or decode.tree_top_k");
   ASSIGN_OR_RETURN(std::span<const float> logits, forward_.forward(*at.cache, batch_, options_));
   ++counters.draft_forwards;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
-    const int32_t row = nodes[i] < 0 ? root : row_of_[static_cast<std::size_t>(nodes[i])];
+    const int32_t row = nodes[i] < 0 ? root : row_of(nodes[i]);
     const std::span<const float> row_logits =
         logits.subspan(static_cast<std::size_t>(row) * vocab, vocab);
     const std::span<float> out = probs.subspan(i * vocab, vocab);

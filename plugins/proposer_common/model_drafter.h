@@ -48,9 +48,7 @@ class ModelDrafter {
   Transformer& forward_;
   ForwardOptions options_;
   Batch batch_;
-  std::vector<int32_t> depths_;
-  std::vector<int32_t> row_of_;  // tree node -> batch index, or -1
-  std::vector<int32_t> wanted_;  // nodes whose ancestors go into the batch
+  std::vector<int32_t> picked_;  // tree nodes in the expansion batch, ascending
   std::vector<float> row_probs_;
 };
 

@@ -26,6 +26,17 @@ TreeProposer::TreeProposer(const OptionValues& options, PluginServices& services
   vocab_ =
       static_cast<std::size_t>(sdk::value_or_refuse(services.target_model())->config.vocab_size);
   drafter_ = sdk::value_or_refuse(create_plugin_as<Proposer>(services, "proposer", name));
+  // Sized once: a level adds at most top_k^2 candidates (frontier_ and
+  // next_frontier_ trade their buffers every level).
+  const auto per_level = static_cast<std::size_t>(top_k_) * static_cast<std::size_t>(top_k_);
+  frontier_.reserve(per_level);
+  next_frontier_.reserve(per_level);
+  // Every candidate a tree can record: the root's top_k, then per_level a level.
+  const std::size_t most =
+      static_cast<std::size_t>(top_k_) + static_cast<std::size_t>(depth_ - 1) * per_level;
+  for (auto* v : {&candidates_.tokens, &candidates_.parents, &order_, &chosen_, &new_index_})
+    v->reserve(most);
+  scores_.reserve(most);
   if (!drafter_->can_expand())
     throw sdk::Refusal(invalid_argument("decode.tree_drafter: proposer '" + name +
                                         "' cannot expand a tree; choose one that can (self_draft, "

@@ -66,13 +66,13 @@ Status SingleScheduler::start_lanes(Engine& engine, const GenerationRequest& req
   if (request.branches.empty()) {
     lanes_.emplace_back();
     lanes_.back().state.tokens = request.prompt;
-    return engine.begin_sequence(lanes_.back().state);
+    return engine.begin_sequence(lanes_.back().state, request.seed);
   }
   // The prompt but its last token is stored once; every branch continues
   // from that token (so an empty branch is the prompt's own continuation).
   prefix_ = SequenceState();
   prefix_.tokens = request.prompt;
-  RETURN_IF_ERROR(engine.begin_sequence(prefix_));
+  RETURN_IF_ERROR(engine.begin_sequence(prefix_, request.seed));
   has_prefix_ = true;
   RETURN_IF_ERROR(engine.prefill(prefix_));
   lanes_.resize(request.branches.size());

@@ -12,7 +12,18 @@ namespace tessera {
 ArVerifier::ArVerifier(const OptionValues&) {}
 
 Status ArVerifier::plan_depths(DecodeContext& context, std::span<const LaneStep> lanes) {
-  if (rows_.size() < lanes.size()) rows_.resize(lanes.size());
+  if (rows_.size() < lanes.size()) {
+    // Sized for the largest draft a forward can verify: drafts vary in length.
+    const auto most = static_cast<std::size_t>(context.target.max_batch());
+    rows_.resize(lanes.size());
+    for (LaneRows& rows : rows_) {
+      rows.depths.reserve(most);
+      rows.node_rows.reserve(most);
+      rows.acceptance.path.reserve(most);
+    }
+    scratch_.children.reserve(most);
+    commit_rows_.reserve(most);
+  }
   const bool bounded = !context.cache.policy().evicts;
   for (std::size_t i = 0; i < lanes.size(); ++i) {
     const SequenceState& lane = *lanes[i].lane;

@@ -41,8 +41,17 @@ TEST(IdentityCodec, ReportsItsSize) {
 
 TEST(IdentityCodec, ZeroVectorsTouchNothing) {
   const IdentityCodec codec;
+  // Null buffers are fine for zero vectors (nothing may be read or written)...
   codec.encode(nullptr, 0, 64, nullptr);
   codec.decode(nullptr, 0, 64, nullptr);
+  // ...and real ones come back untouched, canaries and all.
+  const std::vector<float> src(64, 1.5f);
+  std::vector<uint8_t> bytes(256, 0xAB);
+  codec.encode(src.data(), 0, 64, bytes.data());
+  EXPECT_EQ(bytes, std::vector<uint8_t>(256, 0xAB));
+  std::vector<float> out(64, -2.0f);
+  codec.decode(bytes.data(), 0, 64, out.data());
+  EXPECT_EQ(out, std::vector<float>(64, -2.0f));
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 
 #include "core/engine/perplexity.h"
 #include "tests/model/engine_test_util.h"
+#include "tests/support/reference_forward.h"
 
 namespace tessera {
 namespace {
@@ -193,31 +194,32 @@ TEST(KvStrategies, TreeBatchEqualsItsPathsAsChains) {
   }
 }
 
-// A block: tokens with one block id see each other both ways.
+// A block: tokens with one block id see each other both ways, as the dense
+// reference with the whole block visible to each of them computes.
 TEST(KvStrategies, BlockTokensSeeEachOther) {
   auto engine = make_engine(kModel);
   ASSERT_NE(engine, nullptr);
   SequenceState seq;
   ASSERT_TRUE(engine->begin_sequence(seq).ok());
-  Batch causal, block;
-  for (int32_t i = 0; i < 4; ++i) {
-    causal.add(300 + i, seq.id, i, i - 1, kOutputLogits);
-    block.add(300 + i, seq.id, i, -1, kOutputLogits, /*block=*/1);
-  }
-  auto a = engine->transformer().forward(engine->cache(), causal);
-  ASSERT_TRUE(a.ok());
-  const std::vector<float> causal_logits(a->begin(), a->end());
-  auto b = engine->transformer().forward(engine->cache(), block);
-  ASSERT_TRUE(b.ok()) << b.status().to_string();
-  // The first token sees the whole block, not only itself.
-  const std::size_t vocab = 512;
-  EXPECT_NE(std::memcmp(causal_logits.data(), b->data(), vocab * 4), 0);
-  // A block of one is the causal token.
-  Batch single;
-  single.add(300, seq.id, 0, -1, kOutputLogits, /*block=*/7);
-  auto c = engine->transformer().forward(engine->cache(), single);
-  ASSERT_TRUE(c.ok());
-  EXPECT_EQ(std::memcmp(causal_logits.data(), c->data(), vocab * 4), 0);
+  const std::vector<int32_t> tokens = {300, 301, 302, 303};
+  const std::vector<int32_t> positions = {0, 1, 2, 3};
+  Batch block;
+  for (int32_t i = 0; i < 4; ++i)
+    block.add(tokens[static_cast<std::size_t>(i)], seq.id, i, -1, kOutputLogits, /*block=*/1);
+  auto got = engine->transformer().forward(engine->cache(), block);
+  ASSERT_TRUE(got.ok()) << got.status().to_string();
+  auto model = load_model(std::string(TESSERA_SHARED_DIR) + "/models/" + kModel);
+  ASSERT_TRUE(model.ok());
+  const std::vector<std::vector<bool>> everyone(4, std::vector<bool>(4, true));
+  const std::vector<float> want = support::reference_logits(*model, tokens, positions, everyone);
+  EXPECT_LT(support::max_relative_error(*got, want), 1e-5);
+  // A causal chain is not the block: the reference knows the difference.
+  std::vector<std::vector<bool>> causal(4, std::vector<bool>(4, false));
+  for (std::size_t i = 0; i < 4; ++i)
+    for (std::size_t j = 0; j <= i; ++j) causal[i][j] = true;
+  const std::vector<float> chain = support::reference_logits(*model, tokens, positions, causal);
+  EXPECT_GT(support::max_relative_error(std::span(*got).first(512), std::span(chain).first(512)),
+            1e-3);
 }
 
 // An evicting store runs past cache.max_tokens: generation and scoring go
