@@ -45,6 +45,10 @@ struct DecodeCounters {
   int64_t drafted = 0;   // draft tokens verified (within the room the cache had)
   int64_t accepted = 0;  // draft tokens accepted
   int64_t emitted = 0;   // tokens the verifier emitted (accepted + one per lane and step)
+  // Wall time of the steps' parts (Engine::step): proposing (drafting) and
+  // verifying (the target forward, acceptance, the commit).
+  double propose_seconds = 0;
+  double verify_seconds = 0;
 };
 
 }  // namespace tessera

@@ -1,5 +1,7 @@
 #include "core/engine/engine.h"
 
+#include <chrono>
+
 #include "core/decode/lane_prefill.h"
 #include "core/engine/engine_services.h"
 #include "core/engine/memory_budget.h"
@@ -290,6 +292,7 @@ Status Engine::step(std::span<SequenceState* const> lanes,
   DecodeContext ctx = context();
   std::vector<std::size_t>& before = emitted_before_;
   before.clear();
+  const auto started = std::chrono::steady_clock::now();
   for (std::size_t i = 0; i < lanes.size(); ++i) {
     SequenceState& lane = *lanes[i];
     // A waiting prompt goes into the cache first: a proposer then sees one
@@ -304,7 +307,11 @@ Status Engine::step(std::span<SequenceState* const> lanes,
     lane_steps_.push_back({&lane, &drafts_[i], &emitted[i]});
     before.push_back(emitted[i].size());
   }
+  const auto proposed = std::chrono::steady_clock::now();
   RETURN_IF_ERROR(verifier_->verify(ctx, lane_steps_).with_context("verifier"));
+  const auto verified = std::chrono::steady_clock::now();
+  counters_.propose_seconds += std::chrono::duration<double>(proposed - started).count();
+  counters_.verify_seconds += std::chrono::duration<double>(verified - proposed).count();
   for (std::size_t i = 0; i < lanes.size(); ++i) {
     SequenceState& lane = *lanes[i];
     if (emitted[i].size() == before[i]) return internal_error("the verifier emitted no token");

@@ -97,8 +97,8 @@ TEST(Branches, EachBranchIsWhatItsPromptGivesAlone) {
 TEST(Branches, StoredAndCopiedBytesPerLayout) {
   auto bim = make_engine(kModel, layout("bim"));
   auto copied = make_engine(kModel, layout("batched"));
-  auto shared = make_engine(kModel, "[cache]\nplugin = \"paged\"\nblock_size = 4\n" +
-                                        layout("batched"));
+  auto shared =
+      make_engine(kModel, "[cache]\nplugin = \"paged\"\nblock_size = 4\n" + layout("batched"));
   ASSERT_TRUE(bim && copied && shared);
   const Generated a = testing::run(*bim, branched(*bim, 20));
   const Generated b = testing::run(*copied, branched(*copied, 20));

@@ -12,7 +12,7 @@
 namespace tessera::testing {
 
 struct Generated {
-  std::vector<int32_t> tokens;                // lane 0's, or every branch's below
+  std::vector<int32_t> tokens;                 // lane 0's, or every branch's below
   std::vector<std::vector<int32_t>> branches;  // per branch, when the request has any
   GenerationStats stats;
 };

@@ -50,13 +50,13 @@ constexpr StoreCase kStores[] = {
     {"full", "[cache]\nplugin = \"static\"\nmax_tokens = 50\n"},
 };
 
-class SpeculativeGreedy
-    : public ::testing::TestWithParam<std::tuple<ProposerCase, StoreCase>> {};
+class SpeculativeGreedy : public ::testing::TestWithParam<std::tuple<ProposerCase, StoreCase>> {};
 
 TEST_P(SpeculativeGreedy, EmitsThePlainGreedyTokens) {
   const auto& [proposer, store] = GetParam();
   auto plain = make_engine(proposer.target, store.cache);
-  auto spec = make_engine(proposer.target, std::string(store.cache) + "[decode]\n" + proposer.decode);
+  auto spec =
+      make_engine(proposer.target, std::string(store.cache) + "[decode]\n" + proposer.decode);
   ASSERT_NE(plain, nullptr);
   ASSERT_NE(spec, nullptr);
   for (const char* text : {"", testing::kRepetitivePrompt}) {
@@ -67,23 +67,24 @@ TEST_P(SpeculativeGreedy, EmitsThePlainGreedyTokens) {
     EXPECT_EQ(got.stats.stop_reason, want.stats.stop_reason);
     // The proposer took part, and plain decoding needed more target forwards.
     EXPECT_GT(got.stats.decode.drafted, 0);
-    EXPECT_EQ(got.stats.decode.emitted,
-              got.stats.decode.accepted + got.stats.decode.verify_steps);
+    EXPECT_EQ(got.stats.decode.emitted, got.stats.decode.accepted + got.stats.decode.verify_steps);
     EXPECT_LE(got.stats.decode.verify_steps, want.stats.decode.verify_steps);
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    ProposersAndStores, SpeculativeGreedy,
-    ::testing::Combine(::testing::ValuesIn(kProposers), ::testing::ValuesIn(kStores)),
-    [](const auto& test) {
-      return std::string(std::get<0>(test.param).name) + "_" + std::get<1>(test.param).name;
-    });
+INSTANTIATE_TEST_SUITE_P(ProposersAndStores, SpeculativeGreedy,
+                         ::testing::Combine(::testing::ValuesIn(kProposers),
+                                            ::testing::ValuesIn(kStores)),
+                         [](const auto& test) {
+                           return std::string(std::get<0>(test.param).name) + "_" +
+                                  std::get<1>(test.param).name;
+                         });
 
 // The real pair drafts well: stories260K's tokens are mostly the target's.
 TEST(SpeculativeGreedy, StoriesDraftsForTheOneMillionModel) {
-  auto spec = make_engine("tok512-ar-1m.gguf",
-                          "[decode]\nproposer = \"ar_draft\"\ndraft_model = \"stories260K.gguf\"\n");
+  auto spec =
+      make_engine("tok512-ar-1m.gguf",
+                  "[decode]\nproposer = \"ar_draft\"\ndraft_model = \"stories260K.gguf\"\n");
   ASSERT_NE(spec, nullptr);
   const Generated got = testing::run(*spec, request_for(*spec, "", 127));
   const DecodeCounters& c = got.stats.decode;

@@ -70,7 +70,8 @@ Fits fit(const std::string& decode) {
     longer.push_back(static_cast<int32_t>(x1));
     const std::vector<float> p2 = target_distribution(*plain, longer);
     for (std::size_t x2 = 0; x2 < p2.size(); ++x2)
-      if (p2[x2] > 0) want_pairs[{static_cast<int32_t>(x1), static_cast<int32_t>(x2)}] = p1[x1] * p2[x2];
+      if (p2[x2] > 0)
+        want_pairs[{static_cast<int32_t>(x1), static_cast<int32_t>(x2)}] = p1[x1] * p2[x2];
   }
   return {testing::chi_square(first, want_first, kSeeds),
           testing::chi_square(pairs, want_pairs, kSeeds)};
@@ -78,8 +79,8 @@ Fits fit(const std::string& decode) {
 
 void expect_fits(const Fits& f) {
   EXPECT_GT(f.first.degrees, 2);
-  EXPECT_GT(f.first.p_value, 1e-4) << "first token: chi2 " << f.first.statistic << " on "
-                                   << f.first.degrees << " df";
+  EXPECT_GT(f.first.p_value, 1e-4)
+      << "first token: chi2 " << f.first.statistic << " on " << f.first.degrees << " df";
   EXPECT_GT(f.pair.p_value, 1e-4) << "two tokens: chi2 " << f.pair.statistic << " on "
                                   << f.pair.degrees << " df";
 }
@@ -89,8 +90,9 @@ TEST(SpeculativeSampling, ChainKeepsTheTargetDistribution) {
 }
 
 TEST(SpeculativeSampling, TreeKeepsTheTargetDistribution) {
-  expect_fits(fit("proposer = \"tree\"\ntree_drafter = \"ar_draft\"\n"
-                  "draft_model = \"stories260K.gguf\"\ntree_top_k = 3\ntree_depth = 3\n"));
+  expect_fits(
+      fit("proposer = \"tree\"\ntree_drafter = \"ar_draft\"\n"
+          "draft_model = \"stories260K.gguf\"\ntree_top_k = 3\ntree_depth = 3\n"));
 }
 
 }  // namespace

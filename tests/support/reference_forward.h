@@ -58,8 +58,8 @@ inline std::vector<float> reference_logits(const LoadedModel& model,
     for (std::size_t t = 0; t < x.size(); ++t)
       for (std::size_t h = 0; h < n_heads; ++h)
         for (std::size_t i = 0; i < hd; i += 2) {
-          const double freq =
-              1.0 / std::pow(double{c.rope_theta}, static_cast<double>(i) / static_cast<double>(hd));
+          const double freq = 1.0 / std::pow(double{c.rope_theta},
+                                             static_cast<double>(i) / static_cast<double>(hd));
           const double angle = positions[t] * freq;
           double& a = x[t][h * hd + i];
           double& b = x[t][h * hd + i + 1];
