@@ -33,6 +33,7 @@ enum class Bug {
   kHalfAppendsThenFails,  // append fails after storing the tokens
   kCapacityTooSmall,      // capacity() below what allocate() asked for
   kForkLosesAToken,       // fork gives the copy one entry less (reported as fewer)
+  kMixesUpBranches,       // branches() reports the last two entries' branches swapped
 };
 
 // Forwards to a real StaticCacheStore and breaks one rule.
@@ -88,6 +89,13 @@ class BrokenStore final : public CacheStore {
     std::swap(swapped_[swapped_.size() - 1], swapped_[swapped_.size() - 2]);
     return swapped_;
   }
+  std::span<const BranchId> branches(SequenceId seq) const override {
+    std::span<const BranchId> b = inner_.branches(seq);
+    if (bug_ != Bug::kMixesUpBranches || b.size() < 2) return b;
+    mixed_.assign(b.begin(), b.end());
+    std::swap(mixed_[mixed_.size() - 1], mixed_[mixed_.size() - 2]);
+    return mixed_;
+  }
   CacheBytes bytes() const override {
     CacheBytes b = inner_.bytes();
     if (bug_ == Bug::kLiveOverCapacity && b.live > 0) b.live = b.capacity + 1;
@@ -101,6 +109,7 @@ class BrokenStore final : public CacheStore {
   int64_t lagging_v_length_ = 0;
   bool truncated_ = false;
   mutable std::vector<int32_t> swapped_;
+  mutable std::vector<BranchId> mixed_;
 };
 
 std::unique_ptr<test::CodecOwningStore> make_checked(Bug bug) {
@@ -277,6 +286,22 @@ TEST(CheckedCacheStore, StoredLengthChecksItsArguments) {
   EXPECT_EQ(store->stored_length(0, 3, 0).status().code(), StatusCode::kOutOfRange);
   EXPECT_EQ(store->stored_length(0, 0, 2).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(store->stored_length(1, 0, 0).status().code(), StatusCode::kNotFound);
+}
+
+// A store that reports a branch for the wrong entry breaks INV-2 per branch:
+// branches 1 and 2 interleave, and the swap sends branch 2 from 6 back to 4.
+TEST(CheckedCacheStore, BranchesOutOfOrderAreAnInv2Error) {
+  auto store = make_checked(Bug::kMixesUpBranches);
+  ASSERT_TRUE(store->allocate(0, 16).ok());
+  ASSERT_TRUE(append_tokens(*store, 0, 0, 3).ok());
+  KVBatch b = make_batch(kGeometry, 3, 4, 3);
+  b.positions = {3, 6, 4, 7};
+  const BranchId branches[] = {1, 2, 1, 2};
+  const Status st = store->append(0, b.positions, branches, b.kt, b.vt);
+  EXPECT_EQ(st.code(), StatusCode::kInternal);
+  EXPECT_THAT(st.message(),
+              AllOf(HasSubstr("INV-2"), HasSubstr("'broken'"),
+                    HasSubstr("entry 5 of branch 2 at position 4 follows position 6")));
 }
 
 }  // namespace

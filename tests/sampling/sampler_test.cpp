@@ -287,3 +287,46 @@ TEST(Sampler, DrawsFollowTheTruncatedDistribution) {
 
 }  // namespace
 }  // namespace tessera
+
+namespace tessera {
+namespace {
+
+// The residual draw of exact speculative acceptance: any non-negative weights,
+// normalised by the sampler; zero weights are never drawn.
+TEST(SamplerDraws, SampleFromFollowsTheWeights) {
+  Sampler sampler(SamplingParams{1.0f, 0, 1.0f, 5});
+  const std::vector<float> weights = {0.0f, 2.0f, 0.0f, 6.0f, 2.0f};  // sum 10, unnormalised
+  std::vector<int> counts(weights.size(), 0);
+  constexpr int kDraws = 20000;
+  for (int i = 0; i < kDraws; ++i) ++counts[static_cast<std::size_t>(sampler.sample_from(weights))];
+  EXPECT_EQ(counts[0], 0);
+  EXPECT_EQ(counts[2], 0);
+  for (const std::size_t id : {1u, 3u, 4u}) {
+    const double expected = kDraws * weights[id] / 10.0;
+    EXPECT_NEAR(counts[id], expected, 5 * std::sqrt(expected)) << "token " << id;
+  }
+}
+
+TEST(SamplerDraws, UniformDrawsComeFromTheSamplersStream) {
+  Sampler a(SamplingParams{1.0f, 0, 1.0f, 9});
+  Sampler b(SamplingParams{1.0f, 0, 1.0f, 9});
+  double sum = 0;
+  for (int i = 0; i < 1000; ++i) {
+    const double u = a.uniform();
+    EXPECT_EQ(u, b.uniform());  // the same seed, the same stream
+    EXPECT_GE(u, 0.0);
+    EXPECT_LT(u, 1.0);
+    sum += u;
+  }
+  EXPECT_NEAR(sum / 1000, 0.5, 0.05);
+  // A draw taken from one sampler leaves another's stream alone.
+  Sampler c(SamplingParams{1.0f, 0, 1.0f, 9});
+  Sampler d(SamplingParams{1.0f, 0, 1.0f, 9});
+  (void)c.uniform();
+  const std::vector<float> logits = {0.1f, 0.4f, 0.2f};
+  Sampler e(SamplingParams{1.0f, 0, 1.0f, 9});
+  EXPECT_EQ(d.sample(logits), e.sample(logits));
+}
+
+}  // namespace
+}  // namespace tessera
