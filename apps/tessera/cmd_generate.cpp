@@ -20,13 +20,16 @@ void print_decode_stats(Engine& engine, const GenerationStats& stats) {
     std::fprintf(stderr,
                  "speculative: steps=%lld drafted=%lld accepted=%lld tokens_per_step=%.3f "
                  "(acceptance %.3f per drafted token, %lld target forwards, %lld draft forwards, "
-                 "%s proposer)\n",
+                 "%s proposer; %.1f%% of the step time drafting)\n",
                  static_cast<long long>(c.verify_steps), static_cast<long long>(c.drafted),
                  static_cast<long long>(c.accepted),
                  c.verify_steps > 0 ? static_cast<double>(c.emitted) / c.verify_steps : 0.0,
                  c.drafted > 0 ? static_cast<double>(c.accepted) / c.drafted : 0.0,
                  static_cast<long long>(c.target_forwards),
-                 static_cast<long long>(c.draft_forwards), engine.description().proposer.c_str());
+                 static_cast<long long>(c.draft_forwards), engine.description().proposer.c_str(),
+                 c.propose_seconds + c.verify_seconds > 0
+                     ? 100.0 * c.propose_seconds / (c.propose_seconds + c.verify_seconds)
+                     : 0.0);
   if (!stats.branch_tokens.empty())
     std::fprintf(stderr, "branches:   %zu, layout %s, %lld entries stored, %s copied\n",
                  stats.branch_tokens.size(),

@@ -1,15 +1,20 @@
 #include "plugins/proposer_ar_draft/ar_draft.h"
 
+#include <vector>
+
 #include "core/model/model.h"
 #include "core/plugin/sdk.h"
 
 namespace tessera {
 namespace {
 
-// The lane's place in the draft cache.
+// The lane's sequence in the draft cache: it holds the lane's tokens up to
+// its logical length, and after a written chain the drafted tokens too
+// (from `drafted_at`), until the next step keeps those the verifier accepted.
 struct ArDraftState final : ProposerState {
   SequenceId seq = 0;
-  int64_t fed = 0;  // lane tokens [0, fed) are in the draft cache
+  int64_t drafted_at = -1;       // position of the first drafted token written, or -1
+  std::vector<int32_t> drafted;  // the drafted tokens written there
 };
 
 ArDraftState& state_of(SequenceState& lane) {
@@ -61,6 +66,7 @@ ArDraftProposer::ArDraftProposer(const OptionValues& options, PluginServices& se
 Status ArDraftProposer::begin(DecodeContext&, SequenceState& lane) {
   auto state = std::make_unique<ArDraftState>();
   state->seq = next_sequence_++;
+  state->drafted.reserve(static_cast<std::size_t>(draft_tokens_));
   RETURN_IF_ERROR(cache_->allocate(state->seq, capacity_).with_context("the draft model's cache"));
   lane.proposer_state = std::move(state);
   return ok_status();
@@ -72,24 +78,59 @@ void ArDraftProposer::end(DecodeContext&, SequenceState& lane) {
 
 Result<DraftContext> ArDraftProposer::catch_up(DecodeContext& context, SequenceState& lane) {
   ArDraftState& state = state_of(lane);
-  const auto last = static_cast<int64_t>(lane.tokens.size()) - 1;
-  if (state.fed < last) {
-    feed_.clear();
-    int32_t parent = -1;
-    for (int64_t i = state.fed; i < last; ++i)
-      parent = feed_.add(lane.tokens[static_cast<std::size_t>(i)], state.seq,
-                         static_cast<int32_t>(i), parent, kWriteKv);
-    RETURN_IF_ERROR(forward_->forward(*cache_, feed_).status().with_context("the draft model"));
-    ++context.counters.draft_forwards;
-    state.fed = last;
+  // Drafted tokens written last step stay as far as the lane took them.
+  if (state.drafted_at >= 0) {
+    int64_t keep = state.drafted_at;
+    for (const int32_t token : state.drafted) {
+      if (keep >= static_cast<int64_t>(lane.tokens.size()) - 1 ||
+          lane.tokens[static_cast<std::size_t>(keep)] != token)
+        break;
+      ++keep;
+    }
+    state.drafted_at = -1;
+    ASSIGN_OR_RETURN(const SequenceInfo written, cache_->info(state.seq));
+    if (written.logical_length > keep)
+      RETURN_IF_ERROR(cache_->truncate(state.seq, keep).with_context("the draft model's cache"));
   }
-  return DraftContext{cache_.get(), state.seq, 0, lane.tokens.back(), static_cast<int32_t>(last)};
+  // What the draft cache holds is the truth (a failed step leaves no doubt).
+  ASSIGN_OR_RETURN(const SequenceInfo info, cache_->info(state.seq));
+  const auto last = static_cast<int64_t>(lane.tokens.size()) - 1;
+  const std::span<const int32_t> missing(lane.tokens.data() + info.logical_length,
+                                         static_cast<std::size_t>(last - info.logical_length));
+  DraftContext at{cache_.get(), state.seq, 0, {}, lane.tokens.back(), static_cast<int32_t>(last)};
+  // The tokens a step accepted ride with the first drafting forward; a long
+  // prompt is fed on its own first (in chunks).
+  if (missing.size() <= static_cast<std::size_t>(draft_tokens_) + 1) {
+    at.feed = missing;
+    return at;
+  }
+  feed_.clear();
+  int32_t parent = -1;
+  for (std::size_t i = 0; i < missing.size(); ++i)
+    parent = feed_.add(missing[i], state.seq,
+                       static_cast<int32_t>(info.logical_length) + static_cast<int32_t>(i), parent,
+                       kWriteKv);
+  RETURN_IF_ERROR(forward_->forward(*cache_, feed_).status().with_context("the draft model"));
+  ++context.counters.draft_forwards;
+  return at;
 }
 
 Status ArDraftProposer::propose(DecodeContext& context, SequenceState& lane, Draft& draft) {
-  ASSIGN_OR_RETURN(const DraftContext at, catch_up(context, lane));
-  return drafter_->draft_chain(at, draft_tokens_, lane.sampler, draft, context.counters)
-      .with_context("the draft model");
+  ASSIGN_OR_RETURN(DraftContext at, catch_up(context, lane));
+  ArDraftState& state = state_of(lane);
+  // Writing the chain (one token per forward) needs a store that can take
+  // the rejected tokens back, and room for them.
+  ASSIGN_OR_RETURN(const SequenceInfo info, cache_->info(state.seq));
+  const int64_t written =
+      info.logical_length + static_cast<int64_t>(at.feed.size()) + draft_tokens_;
+  at.write = !cache_->policy().evicts && written <= info.capacity;
+  RETURN_IF_ERROR(drafter_->draft_chain(at, draft_tokens_, lane.sampler, draft, context.counters)
+                      .with_context("the draft model"));
+  if (at.write) {
+    state.drafted_at = at.last_position + 1;
+    state.drafted.assign(draft.tokens.begin(), draft.tokens.end() - 1);
+  }
+  return ok_status();
 }
 
 Status ArDraftProposer::expand(DecodeContext& context, SequenceState& lane, const Draft& tree,

@@ -1,9 +1,11 @@
 // The `ar_draft` proposer: a second, smaller model on the same tokenizer
 // (decode.draft_model) drafts a chain, one forward per token. It keeps a
-// cache of its own (the configured store, identity codec) holding exactly the
-// lane's committed tokens but the last: the tokens a step accepted are fed at
-// the next step, and draft tokens never enter it, so nothing is ever rolled
-// back (and an evicting store, which cannot roll back, works too).
+// cache of its own (the configured store, identity codec) in step with the
+// lane: the tokens a step accepted ride with the next step's first drafting
+// forward. On a store that can truncate, a chain writes its tokens (each
+// forward one token) and the next step truncates what the verifier rejected;
+// on an evicting store, which cannot take entries back, each forward carries
+// the chain so far instead and writes nothing (a tree's nodes never are).
 #pragma once
 
 #include <memory>
@@ -28,7 +30,9 @@ class ArDraftProposer final : public Proposer {
                 std::span<const int32_t> at, std::span<float> probs) override;
 
  private:
-  // Feeds the lane's tokens the draft cache lacks (all but the last).
+  // Where the lane stands in the draft cache: the tokens it lacks (all but
+  // the last) either fed now (a long prompt) or left to ride with the first
+  // drafting forward.
   Result<DraftContext> catch_up(DecodeContext& context, SequenceState& lane);
 
   int draft_tokens_;

@@ -18,13 +18,21 @@
 namespace tessera {
 
 // Where a lane's context lives for the drafting forward: the cache sequence
-// (and branch) holding every lane token but the last, and that last token.
+// (and branch) holding the lane's tokens before `feed`, the tokens `feed`
+// not stored yet (written by the first forward of the call, so catching up
+// costs no forward of its own), and the lane's last token after them.
 struct DraftContext {
   CheckedCacheStore* cache = nullptr;
   SequenceId seq = 0;
   BranchId branch = 0;
+  std::span<const int32_t> feed;
   int32_t last_token = 0;
   int32_t last_position = 0;
+  // Draft chains write their tokens to the cache (the last token, then each
+  // drafted token as the next forward's input, one token per forward); the
+  // caller truncates the rejected ones later. Without it every forward
+  // carries the chain so far and writes nothing but the feed.
+  bool write = false;
 };
 
 class ModelDrafter {
@@ -45,6 +53,10 @@ class ModelDrafter {
                 const Sampler& sampler, std::span<float> probs, DecodeCounters& counters);
 
  private:
+  // Starts the batch: the feed (with kWriteKv), then the last token (its
+  // logits when `logits`, written when at.write); returns its batch index.
+  int32_t start_batch(const DraftContext& at, bool logits);
+
   Transformer& forward_;
   ForwardOptions options_;
   Batch batch_;

@@ -32,7 +32,7 @@ SelfDraftProposer::SelfDraftProposer(const OptionValues& options, PluginServices
 DraftContext SelfDraftProposer::context_of(DecodeContext& context,
                                            const SequenceState& lane) const {
   const auto last = static_cast<int32_t>(lane.tokens.size()) - 1;
-  return {&context.cache, lane.id, lane.branch, lane.tokens.back(), last};
+  return {&context.cache, lane.id, lane.branch, {}, lane.tokens.back(), last};
 }
 
 Status SelfDraftProposer::propose(DecodeContext& context, SequenceState& lane, Draft& draft) {

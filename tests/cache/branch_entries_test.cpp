@@ -34,8 +34,8 @@ std::unique_ptr<test::CodecOwningStore> make(std::unique_ptr<CacheStore> store, 
 
 Status append(CheckedCacheStore& store, int64_t first_id, std::vector<int32_t> positions,
               std::vector<BranchId> branches) {
-  test::KVBatch b = test::make_batch(kGeometry, first_id, static_cast<int64_t>(positions.size()),
-                                     0);
+  test::KVBatch b =
+      test::make_batch(kGeometry, first_id, static_cast<int64_t>(positions.size()), 0);
   b.positions = std::move(positions);
   return store.append(0, b.positions, branches, b.kt, b.vt);
 }
@@ -106,8 +106,8 @@ TEST_P(BranchStores, PositionsNeverDecreaseWithinABranch) {
 INSTANTIATE_TEST_SUITE_P(Stores, BranchStores, ::testing::Values("static", "paged"));
 
 TEST(BranchEntries, SinkWindowKeepsOneWindowAndRefusesBranches) {
-  auto s = make(std::make_unique<SinkWindowCacheStore>(int64_t{2}, int64_t{8}, false),
-                "sink_window");
+  auto s =
+      make(std::make_unique<SinkWindowCacheStore>(int64_t{2}, int64_t{8}, false), "sink_window");
   EXPECT_FALSE(s->policy().keeps_branches);
   ASSERT_TRUE(append(*s, 0, {0, 1, 2}, {0, 0, 0}).ok());
   const Status st = append(*s, 3, {3}, {1});
