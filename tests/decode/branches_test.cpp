@@ -117,6 +117,18 @@ TEST(Branches, StoredAndCopiedBytesPerLayout) {
   EXPECT_LT(c.stats.kv_copied_bytes, b.stats.kv_copied_bytes);
 }
 
+// Branches verified together share one forward: drafts that do not fit are
+// a clear error naming what to lower.
+TEST(Branches, DraftsOfEveryBranchMustFitTheBatch) {
+  auto engine =
+      make_engine(kModel, "[decode]\nmax_batch = 24\nproposer = \"tree\"\ntree_tokens = 8\n");
+  ASSERT_NE(engine, nullptr);
+  auto stats = engine->generate(branched(*engine, 10), [](int32_t, int) { return true; });
+  ASSERT_FALSE(stats.ok());
+  EXPECT_NE(stats.status().message().find("more than decode.max_batch = 24"), std::string::npos)
+      << stats.status().message();
+}
+
 TEST(Branches, BimNeedsAStoreThatKeepsBranches) {
   auto engine = make_engine(
       kModel, "[cache]\nplugin = \"sink_window\"\nsink = 4\nwindow = 64\n" + layout("bim"));

@@ -194,6 +194,51 @@ TEST(KvStrategies, TreeBatchEqualsItsPathsAsChains) {
   }
 }
 
+// A verification tree, against the dense reference: each node sees the prefix,
+// its ancestors and itself (siblings at one position, never each other).
+TEST(KvStrategies, TreeNodesSeeTheirAncestorsOnly) {
+  auto engine = make_engine(kModel);
+  ASSERT_NE(engine, nullptr);
+  SequenceState seq;
+  ASSERT_TRUE(engine->begin_sequence(seq).ok());
+  const std::vector<int32_t> prefix = {1, 403, 407};
+  std::vector<int32_t> prefix_positions = {0, 1, 2};
+  ASSERT_TRUE(
+      engine->transformer().forward(engine->cache(), seq.id, prefix, prefix_positions).ok());
+  // Nodes: 0 (pos 3), 1 (pos 3, 0's sibling), 2 under 1 (pos 4), 3 under 2 (pos 5).
+  const std::vector<int32_t> nodes = {261, 300, 80, 90};
+  const std::vector<int32_t> parents = {-1, -1, 1, 2};
+  const std::vector<int32_t> node_positions = {3, 3, 4, 5};
+  Batch tree;
+  for (std::size_t i = 0; i < nodes.size(); ++i)
+    tree.add(nodes[i], seq.id, node_positions[i], parents[i], kOutputLogits);
+  auto got = engine->transformer().forward(engine->cache(), tree);
+  ASSERT_TRUE(got.ok()) << got.status().to_string();
+
+  // The reference: prefix and nodes in one dense batch.
+  std::vector<int32_t> tokens = prefix, positions = prefix_positions;
+  tokens.insert(tokens.end(), nodes.begin(), nodes.end());
+  positions.insert(positions.end(), node_positions.begin(), node_positions.end());
+  const std::size_t n = tokens.size();
+  std::vector<std::vector<bool>> sees(n, std::vector<bool>(n, false));
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < std::min<std::size_t>(i + 1, 3); ++j) sees[i][j] = true;
+  for (std::size_t node = 0; node < nodes.size(); ++node)
+    for (int32_t a = static_cast<int32_t>(node); a >= 0; a = parents[static_cast<std::size_t>(a)])
+      sees[3 + node][3 + static_cast<std::size_t>(a)] = true;
+  auto model = load_model(std::string(TESSERA_SHARED_DIR) + "/models/" + kModel);
+  ASSERT_TRUE(model.ok());
+  const std::vector<float> all = support::reference_logits(*model, tokens, positions, sees);
+  const std::span<const float> want = std::span(all).subspan(3 * 512);
+  EXPECT_LT(support::max_relative_error(*got, want), 1e-5);
+  // Seeing a sibling would change the logits: the reference with 1 seeing 0 differs.
+  sees[4][3] = true;
+  const std::vector<float> leaky = support::reference_logits(*model, tokens, positions, sees);
+  EXPECT_GT(
+      support::max_relative_error(got->subspan(512, 512), std::span(leaky).subspan(4 * 512, 512)),
+      1e-3);
+}
+
 // A block: tokens with one block id see each other both ways, as the dense
 // reference with the whole block visible to each of them computes.
 TEST(KvStrategies, BlockTokensSeeEachOther) {
