@@ -11,6 +11,14 @@
 
 namespace tessera::testing {
 
+// The sanitizer build runs the same tests on fewer tokens and seeds: it is
+// there for memory errors, and runs several times slower.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kSanitized = true;
+#else
+inline constexpr bool kSanitized = false;
+#endif
+
 struct Generated {
   std::vector<int32_t> tokens;                 // lane 0's, or every branch's below
   std::vector<std::vector<int32_t>> branches;  // per branch, when the request has any
