@@ -65,8 +65,10 @@ kind and name wins. Libraries that were found but refused are listed with why.
                   d.abi_minor, p.file.c_str());
       std::printf("           %s\n", d.description);
       for (const OptionSpec& o : p.options()) {
-        std::printf("           option %s (%s, default %s): %s\n", o.name,
-                    std::string(option_type_name(o.type)).c_str(), o.default_value, o.description);
+        const std::string allowed = allowed_values_text(o);
+        std::printf("           option %s (%s, default %s%s): %s\n", o.name,
+                    std::string(option_type_name(o.type)).c_str(), o.default_value,
+                    allowed.empty() ? "" : ("; " + allowed).c_str(), o.description);
       }
       if (kind == "compressor") print_codec_bits(*registry, p);
     }
