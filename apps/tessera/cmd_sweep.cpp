@@ -10,6 +10,7 @@
 #include "apps/tessera/progress.h"
 #include "apps/tessera/sweep/csv_table.h"
 #include "apps/tessera/sweep/line_plot.h"
+#include "apps/tessera/sweep/plugin_options.h"
 #include "apps/tessera/sweep/sweep_spec.h"
 #include "apps/tessera/sweep/sweep_tasks.h"
 #include "core/config/config_schema.h"
@@ -26,25 +27,39 @@ using sweep::Metrics;
 constexpr uint64_t kMaxTextBytes = 64ull << 20;
 
 // Why `key` does nothing at this point ("" when it applies): it is neither a
-// core key nor an option of a plugin the point uses in its section.
+// core key nor an option a plugin of the point reads in its section (the
+// chosen ones and those they name, as a tree its drafter).
 std::string inapplicable(const Config& config, const PluginRegistry& registry,
                          const std::string& key) {
   const auto dot = key.rfind('.');
   const std::string section = key.substr(0, dot);
   const std::string name = key.substr(dot + 1);
   if (find_core_key(section, name)) return "";
+  auto read = sweep::options_read(config, registry, section);
+  if (!read.ok()) return "";  // the engine will say so
+  if (std::find(read->begin(), read->end(), name) != read->end()) return "";
   std::string owners;
   for (const PluginKind& kind : kPluginKinds) {
     if (kind.section != section) continue;
-    const std::string plugin = config.get_string(kind.name_key);
-    auto record = registry.find(kind.name, plugin);
-    if (!record.ok()) return "";  // the engine will say so
-    for (const OptionSpec& option : (*record)->options())
-      if (name == option.name) return "";
-    owners += (owners.empty() ? "" : " or ") + std::string(kind.name) + " plugin '" + plugin + "'";
+    owners += (owners.empty() ? "" : " or ") + std::string(kind.name) + " plugin '" +
+              config.get_string(kind.name_key) + "'";
   }
   if (owners.empty()) return "";
   return key + " is not an option of " + owners;
+}
+
+// A point whose axes pick a plugin keeps, of the base config's options in
+// that plugin's section, those its plugins read: the base may hold the
+// options of every plugin the axis picks.
+Result<Config> without_unpicked_options(Config config, const PluginRegistry& registry,
+                                        const sweep::PointSetup& setup) {
+  for (const PluginKind& kind : kPluginKinds) {
+    const bool picked = std::any_of(setup.sets.begin(), setup.sets.end(),
+                                    [&](const auto& set) { return set.first == kind.name_key; });
+    if (!picked) continue;
+    ASSIGN_OR_RETURN(config, sweep::without_other_plugins_options(config, registry, kind.section));
+  }
+  return config;
 }
 
 struct Row {
@@ -68,6 +83,7 @@ Status run_point(const sweep::SweepSpec& spec, const std::vector<std::size_t>& c
       return ok_status();
     }
   }
+  ASSIGN_OR_RETURN(config, without_unpicked_options(std::move(config), registry, setup));
   ASSIGN_OR_RETURN(auto engine, Engine::create(config, registry));
   const sweep::SweepSettings& s = setup.settings;
   ASSIGN_OR_RETURN(const std::vector<int32_t> all_tokens, engine->tokenizer().encode(text, true));
