@@ -68,6 +68,15 @@ struct Row {
   Metrics metrics;
 };
 
+// The speculative task against the point's config without its proposer.
+Status measure_speculative(Engine& engine, const Config& config, const PluginRegistry& registry,
+                           std::span<const int32_t> tokens, const sweep::SweepSettings& s,
+                           sweep::Metrics& metrics) {
+  ASSIGN_OR_RETURN(const Config plain_config, sweep::speculative_baseline_config(config, registry));
+  ASSIGN_OR_RETURN(auto plain, Engine::create(plain_config, registry));
+  return sweep::measure_speculative(engine, *plain, tokens, s.speed_tokens, metrics);
+}
+
 Status run_point(const sweep::SweepSpec& spec, const std::vector<std::size_t>& choice,
                  const PluginRegistry& registry, const std::string& text, Row& row) {
   ASSIGN_OR_RETURN(const sweep::PointSetup setup, sweep::point_setup(spec, choice));
@@ -117,6 +126,8 @@ Status run_point(const sweep::SweepSpec& spec, const std::vector<std::size_t>& c
       task_done(task, sweep::measure_memory(*engine, tokens, row.metrics));
     } else if (task == "speed") {
       task_done(task, sweep::measure_speed(*engine, tokens, s.speed_tokens, row.metrics));
+    } else if (task == "speculative") {
+      task_done(task, measure_speculative(*engine, config, registry, tokens, s, row.metrics));
     }
   }
   row.status = notes.empty() ? "ok" : "partly: " + notes;
@@ -218,10 +229,11 @@ int run_sweep(int argc, char** argv) {
                        R"(examples:
   tessera sweep --config sweeps/codec-window.toml --out results/codec-window
   tessera sweep --config sweeps/codec-window.toml --set sweep.max_tokens=128
+  tessera sweep --config sweeps/speculative.toml --out results/speculative
 
 A sweep file is a config plus:
   [sweep]
-  tasks = ["perplexity", "fidelity", "recall", "memory", "speed"]
+  tasks = ["perplexity", "fidelity", "recall", "memory", "speed", "speculative"]
   text = "tinystories_train_head.txt"   # looked up like models; ../shared/data too
   max_tokens = 512                      # tokens of the text each task reads
   [sweep.axes]
@@ -230,7 +242,9 @@ A sweep file is a config plus:
 
 Every combination of the axes is one point (the last axis varies fastest); a
 point where a key does not apply (cache.window with the static store) is
-skipped and said so. Tasks: perplexity (nll, ppl); fidelity (KL divergence and
+skipped and said so. Where an axis picks a plugin ("decode.proposer" =
+["ngram", "ar_draft"]), the base config may hold the options of every plugin
+it picks: each point keeps those its plugins read. Tasks: perplexity (nll, ppl); fidelity (KL divergence and
 top-1 agreement of every position's next-token distribution against the full,
 uncompressed cache, and K/V relative MSE per layer); recall (recall_length
 tokens to remember, recall_source = "text" a passage of the text or "random"
@@ -238,7 +252,12 @@ random tokens; recall_filler tokens of text; the same tokens again: the
 fraction of the second copy predicted, and as the control the same with other
 tokens in place of the first copy; means over recall_trials draws); memory
 (KV bytes live, per token, most live and reserved); speed (prefill and decode
-tokens/s, reported, never judged). Writes DIR/results.csv
+tokens/s, reported, never judged); speculative (speed_tokens greedy tokens
+after the text's first 64, with the point's proposer and with
+decode.proposer = "none" as the baseline, decoding alone timed: acceptance
+per drafted token, accepted_per_step, tokens_per_step and
+draft_forwards_per_step per verification step, speedup over the baseline, and
+identical = 1 when the tokens equal the baseline's). Writes DIR/results.csv
 (one row per point) and DIR/<metric>.png (one line per configuration).
 )",
                        values, exit_code))

@@ -86,6 +86,49 @@ case "$scenario" in
     done
     [ ! -e "$work/out/k_rel_mse_layer0.png" ] || fail "per-layer metrics get no plot"
     ;;
+  speculative)
+    # Every proposer on tok512-ar-1m with stories260K as the draft model, a
+    # lossless and a lossy codec: greedy speculative decoding must emit the
+    # baseline's tokens at every point, and the real draft model must be
+    # accepted often.
+    sed -n '/^\[model\]/,/^\[decode\]/p' "$source_dir/sweeps/speculative.toml" >"$work/sweep.toml"
+    cat >>"$work/sweep.toml" <<TOML
+draft_model = "stories260K.gguf"
+draft_layers = 3
+tree_drafter = "ar_draft"
+tree_tokens = 8
+[sampling]
+temperature = 0.0
+[sweep]
+tasks = ["speculative"]
+text = "tinystories_train_head.txt"
+max_tokens = 64
+speed_tokens = 24
+[sweep.axes]
+"decode.proposer" = ["ngram", "self_draft", "ar_draft", "tree"]
+"cache.codec" = [{ plugin = "identity" }, { plugin = "int8" }]
+"decode.draft_tokens" = [3]
+TOML
+    timeout 120 "$tessera" sweep --config "$work/sweep.toml" --out "$work/out" >"$work/stdout" \
+      2>"$work/stderr" || { cat "$work/stderr"; fail "tessera sweep failed"; }
+    csv="$work/out/results.csv"
+    cat "$csv"
+    [ "$(tr -d '\r' <"$csv" | wc -l)" -eq 9 ] || fail "expected a header and 8 rows"
+    header=$(head -1 "$csv" | tr -d '\r')
+    for name in acceptance accepted_per_step tokens_per_step draft_forwards_per_step speedup identical; do
+      grep -q "\(^\|,\)$name\(,\|$\)" <<<"$header" || fail "no column $name"
+    done
+    [ "$(column "$csv" status | sort -u)" = "ok" ] || fail "a point did not finish"
+    [ "$(column "$csv" identical | sort -u)" = "1" ] || fail "a point's tokens differ from plain decoding"
+    paste -d' ' <(column "$csv" decode.proposer) <(column "$csv" acceptance) \
+      <(column "$csv" tokens_per_step) <(column "$csv" draft_forwards_per_step) >"$work/rows"
+    awk '$3 < 1 { bad = 1 } END { exit bad }' "$work/rows" || fail "fewer than one token per step"
+    awk '$1 == "ar_draft" && $2 < 0.3 { bad = 1 } END { exit bad }' "$work/rows" ||
+      fail "stories260K drafts for tok512-ar-1m: its acceptance cannot be this low"
+    awk '$1 == "ngram" && $4 != 0 { bad = 1 } END { exit bad }' "$work/rows" ||
+      fail "ngram runs no draft forward"
+    [ -s "$work/out/speedup.png" ] || fail "no speedup plot"
+    ;;
   skipped)
     # cache.window means nothing to the static store: the point says so.
     write_sweep '["perplexity"]' '"cache.window" = [8]'

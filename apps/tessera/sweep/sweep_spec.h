@@ -1,12 +1,12 @@
 // A sweep file: a normal config plus
 //   [sweep]
-//   tasks = ["perplexity", "fidelity", "recall", "memory", "speed"]
+//   tasks = ["perplexity", "fidelity", "recall", "memory", "speed", "speculative"]
 //   text = "tinystories_train_head.txt"   # looked up like models; ../shared/data too
 //   max_tokens = 512                      # tokens of the text each task reads
 //   recall_source = "text"                # recall: a passage of the text, or "random" tokens
 //   recall_length = 16                    # recall: tokens to remember
 //   recall_filler = 64                    # recall: text between its two copies
-//   speed_tokens = 64                     # speed: tokens generated and timed
+//   speed_tokens = 64                     # speed, speculative: tokens generated and timed
 //   recall_trials = 8                     # recall: passages averaged
 //   seed = 0                              # recall: where the passages start
 //   [sweep.axes]
@@ -29,7 +29,8 @@
 
 namespace tessera::sweep {
 
-inline constexpr const char* kTasks[] = {"perplexity", "fidelity", "recall", "memory", "speed"};
+inline constexpr const char* kTasks[] = {"perplexity", "fidelity", "recall",
+                                         "memory",     "speed",    "speculative"};
 
 // One value of an axis: the key = value settings it makes (one for a key
 // axis, several for a section axis) and how it reads in tables and plots.

@@ -5,6 +5,9 @@
 #include <cmath>
 #include <numeric>
 
+#include "apps/tessera/sweep/plugin_options.h"
+#include "apps/tessera/sweep/speculative_rates.h"
+#include "apps/tessera/sweep/timed_decode.h"
 #include "core/engine/perplexity.h"
 #include "core/sampling/rng.h"
 
@@ -47,6 +50,11 @@ void softmax(const float* row, std::size_t vocab, std::vector<double>& p) {
   double sum = 0;
   for (std::size_t v = 0; v < vocab; ++v) sum += (p[v] = std::exp(row[v] - max));
   for (double& x : p) x /= sum;
+}
+
+// The prompt the timed tasks continue: the start of the text.
+std::span<const int32_t> speed_prompt(std::span<const int32_t> tokens) {
+  return tokens.first(std::min<std::size_t>(tokens.size(), 64));
 }
 
 Status check_fits(Engine& engine, int64_t tokens, const std::string& task) {
@@ -270,9 +278,8 @@ Status measure_memory(Engine& engine, std::span<const int32_t> tokens, Metrics& 
 Status measure_speed(Engine& engine, std::span<const int32_t> tokens, int64_t new_tokens,
                      Metrics& out) {
   GenerationRequest request;
-  request.prompt.assign(
-      tokens.begin(),
-      tokens.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(tokens.size(), 64)));
+  const std::span<const int32_t> prompt = speed_prompt(tokens);
+  request.prompt.assign(prompt.begin(), prompt.end());
   request.max_new_tokens = new_tokens;
   request.stop_at_eos = false;
   RETURN_IF_ERROR(
@@ -288,6 +295,37 @@ Status measure_speed(Engine& engine, std::span<const int32_t> tokens, int64_t ne
                        ? static_cast<double>(stats.generated_tokens - 1) / stats.decode_seconds
                        : 0);
   return ok_status();
+}
+
+Status measure_speculative(Engine& engine, Engine& plain, std::span<const int32_t> tokens,
+                           int64_t new_tokens, Metrics& out) {
+  if (engine.sampling().temperature > 0)
+    return failed_precondition(
+        "speculative compares the tokens with plain decoding's, which needs greedy decoding "
+        "(sampling.temperature = 0)");
+  const std::span<const int32_t> prompt = speed_prompt(tokens);
+  ASSIGN_OR_RETURN(const TimedDecode baseline, decode_timed(plain, prompt, new_tokens));
+  ASSIGN_OR_RETURN(const TimedDecode drafted, decode_timed(engine, prompt, new_tokens));
+  const SpeculativeRates rates = rates_of(drafted.counters);
+  const auto n = static_cast<std::ptrdiff_t>(new_tokens);
+  const bool identical =
+      std::equal(drafted.tokens.begin(), drafted.tokens.begin() + n, baseline.tokens.begin());
+  const double plain_speed = baseline.tokens_per_second();
+  out.emplace_back("acceptance", rates.acceptance);
+  out.emplace_back("accepted_per_step", rates.accepted_per_step);
+  out.emplace_back("tokens_per_step", rates.tokens_per_step);
+  out.emplace_back("draft_forwards_per_step", rates.draft_forwards_per_step);
+  out.emplace_back("spec_tokens_per_s", drafted.tokens_per_second());
+  out.emplace_back("plain_tokens_per_s", plain_speed);
+  out.emplace_back("speedup", plain_speed > 0 ? drafted.tokens_per_second() / plain_speed : 0);
+  out.emplace_back("identical", identical ? 1 : 0);
+  return ok_status();
+}
+
+Result<Config> speculative_baseline_config(const Config& point, const PluginRegistry& registry) {
+  Config baseline = point;
+  RETURN_IF_ERROR(baseline.apply_override("decode.proposer=none"));
+  return without_other_plugins_options(baseline, registry, "decode");
 }
 
 }  // namespace tessera::sweep

@@ -48,6 +48,20 @@ Status measure_memory(Engine& engine, std::span<const int32_t> tokens, Metrics& 
 Status measure_speed(Engine& engine, std::span<const int32_t> tokens, int64_t new_tokens,
                      Metrics& out);
 
+// `speculative`: `new_tokens` greedy tokens after the start of the text (the
+// prompt of measure_speed) with the point's engine, and with `plain` (the
+// point's config with decode.proposer = "none", speculative_baseline_config)
+// as the baseline, decoding alone timed (timed_decode.h). Metrics:
+// acceptance (accepted / drafted), accepted_per_step, tokens_per_step and
+// draft_forwards_per_step (per verification step), spec_tokens_per_s,
+// plain_tokens_per_s, speedup (their ratio) and identical (1 when the tokens
+// equal the baseline's, as greedy speculative decoding must give).
+Status measure_speculative(Engine& engine, Engine& plain, std::span<const int32_t> tokens,
+                           int64_t new_tokens, Metrics& out);
+
+// The baseline of the speculative task: the point without its proposer.
+Result<Config> speculative_baseline_config(const Config& point, const PluginRegistry& registry);
+
 // The config of the fidelity reference for a point: the same model, backend
 // and codec stage, a static store big enough for `tokens`, the identity codec.
 Result<Config> reference_config(const Config& point, int64_t tokens);
