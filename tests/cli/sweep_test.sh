@@ -34,6 +34,24 @@ column() {
     'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i; next } c { print $c }'
 }
 
+# run_grid <rows> <column...>: runs $work/sweep.toml, prints its CSV (in $csv)
+# and checks it has a header, <rows> rows, every column named and every point
+# finished.
+run_grid() {
+  local rows="$1" header name
+  shift
+  timeout 300 "$tessera" sweep --config "$work/sweep.toml" --out "$work/out" >"$work/stdout" \
+    2>"$work/stderr" || { cat "$work/stderr"; fail "tessera sweep failed"; }
+  csv="$work/out/results.csv"
+  cat "$csv"
+  [ "$(tr -d '\r' <"$csv" | wc -l)" -eq $((rows + 1)) ] || fail "expected a header and $rows rows"
+  header=$(head -1 "$csv" | tr -d '\r')
+  for name in "$@"; do
+    grep -q "\(^\|,\)$name\(,\|$\)" <<<"$header" || fail "no column $name"
+  done
+  [ "$(column "$csv" status | sort -u)" = "ok" ] || fail "a point did not finish"
+}
+
 # expect <exit code> <regex> <command...>
 expect() {
   local want="$1" pattern="$2"
@@ -54,18 +72,9 @@ case "$scenario" in
       "\"cache.plugin\" = [\"sink_window\"]
 \"cache.window\" = [8, 300]
 \"cache.codec\" = [{ plugin = \"identity\" }, { plugin = \"int8\" }]"
-    timeout 300 "$tessera" sweep --config "$work/sweep.toml" --out "$work/out" >"$work/stdout" \
-      2>"$work/stderr" || { cat "$work/stderr"; fail "tessera sweep failed"; }
-    csv="$work/out/results.csv"
-    cat "$csv"
-    [ "$(tr -d '\r' <"$csv" | wc -l)" -eq 5 ] || fail "expected a header and 4 rows"
-    header=$(head -1 "$csv" | tr -d '\r')
-    for name in point cache.plugin cache.window cache.codec status bits_per_vector nll ppl kl top1 \
-                k_rel_mse v_rel_mse recall recall_control recall_gain kv_bytes_live kv_bytes_per_token \
-                prefill_tokens_per_s decode_tokens_per_s; do
-      grep -q "\(^\|,\)$name\(,\|$\)" <<<"$header" || fail "no column $name"
-    done
-    [ "$(column "$csv" status | sort -u)" = "ok" ] || fail "a point did not finish"
+    run_grid 4 point cache.plugin cache.window cache.codec status bits_per_vector nll ppl kl top1 \
+      k_rel_mse v_rel_mse recall recall_control recall_gain kv_bytes_live kv_bytes_per_token \
+      prefill_tokens_per_s decode_tokens_per_s
     [ "$(column "$csv" cache.window | tr '\n' ' ')" = "8 8 300 300 " ] || fail "grid order"
     [ "$(column "$csv" cache.codec | tr '\n' ' ')" = "identity int8 identity int8 " ] ||
       fail "codec labels"
@@ -109,16 +118,7 @@ speed_tokens = 24
 "cache.codec" = [{ plugin = "identity" }, { plugin = "int8" }]
 "decode.draft_tokens" = [3]
 TOML
-    timeout 120 "$tessera" sweep --config "$work/sweep.toml" --out "$work/out" >"$work/stdout" \
-      2>"$work/stderr" || { cat "$work/stderr"; fail "tessera sweep failed"; }
-    csv="$work/out/results.csv"
-    cat "$csv"
-    [ "$(tr -d '\r' <"$csv" | wc -l)" -eq 9 ] || fail "expected a header and 8 rows"
-    header=$(head -1 "$csv" | tr -d '\r')
-    for name in acceptance accepted_per_step tokens_per_step draft_forwards_per_step speedup identical; do
-      grep -q "\(^\|,\)$name\(,\|$\)" <<<"$header" || fail "no column $name"
-    done
-    [ "$(column "$csv" status | sort -u)" = "ok" ] || fail "a point did not finish"
+    run_grid 8 acceptance accepted_per_step tokens_per_step draft_forwards_per_step speedup identical
     [ "$(column "$csv" identical | sort -u)" = "1" ] || fail "a point's tokens differ from plain decoding"
     paste -d' ' <(column "$csv" decode.proposer) <(column "$csv" acceptance) \
       <(column "$csv" tokens_per_step) <(column "$csv" draft_forwards_per_step) >"$work/rows"
