@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/tessera/bench_report.h"
 #include "apps/tessera/cli_common.h"
 #include "core/engine/engine.h"
 #include "core/util/strings.h"
@@ -173,11 +174,9 @@ comparisons with llama.cpp belong to interleaved runs (docs/performance.md).
         if (!speed.ok()) return report("bench", speed.status());
         if (r > 0) speeds.push_back(*speed);
       }
-      std::sort(speeds.begin(), speeds.end());
-      const std::size_t mid = speeds.size() / 2;
-      const double median = speeds.size() % 2 ? speeds[mid] : (speeds[mid - 1] + speeds[mid]) / 2;
-      rows.push_back({t, (is_prompt ? "pp" : "tg") + std::to_string(n), median, speeds.front(),
-                      speeds.back()});
+      const auto [low, high] = std::minmax_element(speeds.begin(), speeds.end());
+      rows.push_back(
+          {t, (is_prompt ? "pp" : "tg") + std::to_string(n), median(speeds), *low, *high});
       std::fprintf(stderr, "bench: %s at %d thread%s done\n", rows.back().test.c_str(), t,
                    t == 1 ? "" : "s");
     }
@@ -187,20 +186,25 @@ comparisons with llama.cpp belong to interleaved runs (docs/performance.md).
   static const char* const kCount[] = {"", "K", "M", "B"};
   const std::string size = human(facts.size, kBytes, 4, 1024);
   const std::string params = human(facts.params, kCount, 4, 1000);
+  std::vector<TableRow> cells;
+  for (const Row& r : rows) {
+    if (values.count("csv"))
+      cells.push_back({facts.name, format("%.0f", facts.size), format("%.0f", facts.params),
+                       facts.dtype, std::to_string(r.threads), r.test, format("%.3f", r.median),
+                       format("%.3f", r.low), format("%.3f", r.high)});
+    else
+      cells.push_back({facts.name, size, params, facts.dtype, std::to_string(r.threads), r.test,
+                       format("%.2f (%.2f-%.2f)", r.median, r.low, r.high)});
+  }
   if (values.count("csv")) {
-    std::printf("model,size_bytes,params,dtype,threads,test,tokens_per_s,min,max\n");
-    for (const Row& r : rows)
-      std::printf("%s,%.0f,%.0f,%s,%d,%s,%.3f,%.3f,%.3f\n", facts.name.c_str(), facts.size,
-                  facts.params, facts.dtype.c_str(), r.threads, r.test.c_str(), r.median, r.low,
-                  r.high);
+    write_stdout(csv_lines(
+        {"model", "size_bytes", "params", "dtype", "threads", "test", "tokens_per_s", "min", "max"},
+        cells));
     return 0;
   }
-  std::printf("| model | size | params | dtype | threads | test | t/s (median, min-max) |\n");
-  std::printf("|---|---:|---:|---|---:|---|---:|\n");
-  for (const Row& r : rows)
-    std::printf("| %s | %s | %s | %s | %d | %s | %.2f (%.2f-%.2f) |\n", facts.name.c_str(),
-                size.c_str(), params.c_str(), facts.dtype.c_str(), r.threads, r.test.c_str(),
-                r.median, r.low, r.high);
+  write_stdout(markdown_table(
+      {"model", "size", "params", "dtype", "threads", "test", "t/s (median, min-max)"},
+      {false, true, true, false, true, false, true}, cells));
   return 0;
 }
 
