@@ -11,6 +11,7 @@
 
 #include "apps/tessera/bench_report.h"
 #include "apps/tessera/cli_common.h"
+#include "apps/tessera/cmd_bench_spec.h"
 #include "core/engine/engine.h"
 #include "core/util/strings.h"
 
@@ -121,13 +122,22 @@ int run_bench(int argc, char** argv) {
       "threads,t", po::value<std::string>()->default_value("1"), "thread counts, e.g. 1,2")(
       "csv", "print CSV instead of a table")("set,s",
                                              po::value<std::vector<std::string>>()->composing(),
-                                             "override a config key (repeatable)");
+                                             "override a config key (repeatable)")(
+      "spec", "speculative decoding: each proposer against plain decoding (see below)")(
+      "proposers", po::value<std::string>(),
+      "with --spec: the proposers, e.g. ngram,self_draft,ar_draft,tree (default: all that the "
+      "config allows)")("text",
+                        po::value<std::string>()->default_value("tinystories_train_head.txt"),
+                        "with --spec: the text the prompts are taken from (looked up like "
+                        "models; ../shared/data too)");
   po::variables_map values;
   int exit_code = 0;
   if (!parse_arguments(argc, argv, options, {},
                        "usage: tessera bench --config FILE [--model FILE] [--prompt-tokens 128] "
-                       "[--gen-tokens 64] [--repeat 5] [--threads 1,2] [--csv]",
-                       R"(examples:
+                       "[--gen-tokens 64] [--repeat 5] [--threads 1,2] [--csv]\n"
+                       "       tessera bench --spec --config FILE [--model FILE] [--proposers "
+                       "LIST] [-p 64] [-n 128] [--repeat 5] [--csv]",
+                       std::string(R"(examples:
   tessera bench --config configs/stories260k.toml --threads 1,2
   tessera bench --config configs/stories260k.toml --model 110m-q8_0.gguf -p 128 -n 64 -r 5 --csv
 
@@ -135,9 +145,14 @@ pp<N>: one forward over an N-token prompt; tg<N>: N tokens generated one at a
 time from an empty cache (llama-bench's tests). Tokens per second, the median
 of --repeat runs after one warm-up run, with the range. Whole-process
 comparisons with llama.cpp belong to interleaved runs (docs/performance.md).
-)",
+)") + kSpecBenchHelp,
                        values, exit_code))
     return exit_code;
+  if (values.count("spec")) return run_bench_spec(values);
+  if (values.count("proposers") || !values["text"].defaulted()) {
+    std::fprintf(stderr, "tessera bench: --proposers and --text go with --spec\n");
+    return kExitUsage;
+  }
 
   auto threads = parse_threads(values["threads"].as<std::string>());
   if (!threads.ok()) return report("bench", threads.status());
