@@ -1,6 +1,5 @@
 #include "apps/tessera/bench_report.h"
 
-#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 
@@ -38,12 +37,6 @@ std::string csv_lines(const TableRow& header, const std::vector<TableRow>& rows)
   std::string text = csv_line(header);
   for (const TableRow& row : rows) text += csv_line(row);
   return text;
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t mid = values.size() / 2;
-  return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
 }
 
 std::string format(const char* pattern, ...) {

@@ -1,6 +1,5 @@
 // What `tessera bench` prints: a markdown table (llama-bench's look) for
-// people, or CSV for machines, from rows of already formatted cells; and the
-// median its figures are.
+// people, or CSV for machines, from rows of already formatted cells.
 #pragma once
 
 #include <string>
@@ -18,9 +17,6 @@ std::string markdown_table(const TableRow& header, const std::vector<bool>& righ
 // RFC 4180 lines (LF-terminated, as the CSV bench always printed), fields
 // quoted where they need it.
 std::string csv_lines(const TableRow& header, const std::vector<TableRow>& rows);
-
-// The median of `values` (not empty).
-double median(std::vector<double> values);
 
 // printf-style formatting into a string, for cells.
 std::string format(const char* pattern, ...) __attribute__((format(printf, 1, 2)));

@@ -12,6 +12,7 @@
 #include "apps/tessera/bench_report.h"
 #include "apps/tessera/cli_common.h"
 #include "apps/tessera/cmd_bench_spec.h"
+#include "apps/tessera/sweep/median.h"
 #include "core/engine/engine.h"
 #include "core/util/strings.h"
 
@@ -191,7 +192,7 @@ comparisons with llama.cpp belong to interleaved runs (docs/performance.md).
       }
       const auto [low, high] = std::minmax_element(speeds.begin(), speeds.end());
       rows.push_back(
-          {t, (is_prompt ? "pp" : "tg") + std::to_string(n), median(speeds), *low, *high});
+          {t, (is_prompt ? "pp" : "tg") + std::to_string(n), sweep::median(speeds), *low, *high});
       std::fprintf(stderr, "bench: %s at %d thread%s done\n", rows.back().test.c_str(), t,
                    t == 1 ? "" : "s");
     }

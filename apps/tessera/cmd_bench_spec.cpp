@@ -12,6 +12,7 @@
 
 #include "apps/tessera/bench_report.h"
 #include "apps/tessera/spec_bench_cases.h"
+#include "apps/tessera/sweep/median.h"
 #include "apps/tessera/sweep/plugin_options.h"
 #include "apps/tessera/sweep/speculative_rates.h"
 #include "apps/tessera/sweep/timed_decode.h"
@@ -42,14 +43,15 @@ to 64 and -n (tokens generated and timed) to 128; --threads takes one count
 (default: the config's backend.threads).
 
 columns:
-  gamma      draft tokens verified per step (a chain: decode.draft_tokens,
+  gamma      draft tokens verified per step, a mean (a chain: decode.draft_tokens,
              fewer where ngram finds no match; a tree: its nodes)
   accept     alpha = accepted / drafted, per drafted token
   acc/step   accepted draft tokens per verification step
   tok/step   tokens emitted per target forward (accepted + 1)
   c          draft cost ratio: proposing time per drafted token / plain time
              per token (the baseline's decode time per token)
-  v          verification cost ratio: target forward time per step / plain
+  v          verification cost ratio: verifying time per step (the target
+             forward over gamma + 1 tokens, acceptance, the commit) / plain
              time per token (the formulas below take 1)
   t/s        decode tokens per second
   speed-up   t/s over the baseline's, measured
@@ -62,6 +64,12 @@ columns:
   Measured speed-up is about tok/step / (gamma * c + v): where v is well
   above 1 (small models on a CPU, whose weights stay in cache, pay per token
   verified) the measured speed-up falls short of the prediction.
+
+--csv prints the same figures with more digits, columns model, proposer,
+draft, prompt, drafted_per_step (gamma), acceptance, accepted_per_step,
+tokens_per_step, draft_cost (c), verify_cost (v), tokens_per_s, speedup,
+predicted_speedup, formula; a figure that means nothing for the baseline
+is empty.
 )";
 
 namespace {
@@ -168,7 +176,7 @@ template <typename Measure>
 double median_over(const std::vector<TimedDecode>& runs, Measure measure) {
   std::vector<double> values;
   for (const TimedDecode& run : runs) values.push_back(measure(run));
-  return median(values);
+  return sweep::median(values);
 }
 
 SpecRow row_of(const CaseRuns& c, const CaseRuns& baseline) {

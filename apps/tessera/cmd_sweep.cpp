@@ -254,7 +254,8 @@ tokens in place of the first copy; means over recall_trials draws); memory
 (KV bytes live, per token, most live and reserved); speed (prefill and decode
 tokens/s, reported, never judged); speculative (speed_tokens greedy tokens
 after the text's first 64, with the point's proposer and with
-decode.proposer = "none" as the baseline, decoding alone timed: acceptance
+decode.proposer = "none" as the baseline, alternating three times, decoding
+alone timed (medians): acceptance
 per drafted token, accepted_per_step, tokens_per_step and
 draft_forwards_per_step per verification step, speedup over the baseline, and
 identical = 1 when the tokens equal the baseline's). Writes DIR/results.csv

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "apps/tessera/sweep/median.h"
 #include "apps/tessera/sweep/plugin_options.h"
 #include "apps/tessera/sweep/speculative_rates.h"
 #include "apps/tessera/sweep/timed_decode.h"
@@ -51,6 +52,10 @@ void softmax(const float* row, std::size_t vocab, std::vector<double>& p) {
   for (std::size_t v = 0; v < vocab; ++v) sum += (p[v] = std::exp(row[v] - max));
   for (double& x : p) x /= sum;
 }
+
+// speculative: baseline and proposer alternate this many times; tokens/s are
+// medians (one run of a small model takes milliseconds on a noisy machine).
+constexpr int kSpeculativeRounds = 3;
 
 // The prompt the timed tasks continue: the start of the text.
 std::span<const int32_t> speed_prompt(std::span<const int32_t> tokens) {
@@ -304,20 +309,26 @@ Status measure_speculative(Engine& engine, Engine& plain, std::span<const int32_
         "speculative compares the tokens with plain decoding's, which needs greedy decoding "
         "(sampling.temperature = 0)");
   const std::span<const int32_t> prompt = speed_prompt(tokens);
-  ASSIGN_OR_RETURN(const TimedDecode baseline, decode_timed(plain, prompt, new_tokens));
-  ASSIGN_OR_RETURN(const TimedDecode drafted, decode_timed(engine, prompt, new_tokens));
+  TimedDecode baseline, drafted;
+  std::vector<double> plain_speeds, spec_speeds;
+  for (int round = 0; round < kSpeculativeRounds; ++round) {
+    ASSIGN_OR_RETURN(baseline, decode_timed(plain, prompt, new_tokens));
+    ASSIGN_OR_RETURN(drafted, decode_timed(engine, prompt, new_tokens));
+    plain_speeds.push_back(baseline.tokens_per_second());
+    spec_speeds.push_back(drafted.tokens_per_second());
+  }
   const SpeculativeRates rates = rates_of(drafted.counters);
   const auto n = static_cast<std::ptrdiff_t>(new_tokens);
   const bool identical =
       std::equal(drafted.tokens.begin(), drafted.tokens.begin() + n, baseline.tokens.begin());
-  const double plain_speed = baseline.tokens_per_second();
+  const double plain_speed = median(plain_speeds), spec_speed = median(spec_speeds);
   out.emplace_back("acceptance", rates.acceptance);
   out.emplace_back("accepted_per_step", rates.accepted_per_step);
   out.emplace_back("tokens_per_step", rates.tokens_per_step);
   out.emplace_back("draft_forwards_per_step", rates.draft_forwards_per_step);
-  out.emplace_back("spec_tokens_per_s", drafted.tokens_per_second());
+  out.emplace_back("spec_tokens_per_s", spec_speed);
   out.emplace_back("plain_tokens_per_s", plain_speed);
-  out.emplace_back("speedup", plain_speed > 0 ? drafted.tokens_per_second() / plain_speed : 0);
+  out.emplace_back("speedup", plain_speed > 0 ? spec_speed / plain_speed : 0);
   out.emplace_back("identical", identical ? 1 : 0);
   return ok_status();
 }

@@ -51,7 +51,8 @@ Status measure_speed(Engine& engine, std::span<const int32_t> tokens, int64_t ne
 // `speculative`: `new_tokens` greedy tokens after the start of the text (the
 // prompt of measure_speed) with the point's engine, and with `plain` (the
 // point's config with decode.proposer = "none", speculative_baseline_config)
-// as the baseline, decoding alone timed (timed_decode.h). Metrics:
+// as the baseline, decoding alone timed (timed_decode.h), the two alternating
+// three times (tokens/s are medians). Metrics:
 // acceptance (accepted / drafted), accepted_per_step, tokens_per_step and
 // draft_forwards_per_step (per verification step), spec_tokens_per_s,
 // plain_tokens_per_s, speedup (their ratio) and identical (1 when the tokens
