@@ -20,6 +20,7 @@ commands:
   perplexity   score a text file:          tessera perplexity --config configs/stories260k.toml --text story.txt
   sweep        measure a grid of configs:  tessera sweep --config sweeps/codec-window.toml --out results/codec-window
   bench        prompt and generation speed: tessera bench --config configs/stories260k.toml --threads 1,2
+               speculative against plain:  tessera bench --spec --config configs/tok512-ar-1m-spec.toml
   inspect      describe a model file:      tessera inspect stories260K.gguf
   quantize     convert a model's weights:  tessera quantize stories260K.gguf stories260K-q8_0.gguf q8_0
   make-model   random weights, real shape: tessera make-model --shape 110m --vocab-from VOCAB.gguf --out 110m.gguf
