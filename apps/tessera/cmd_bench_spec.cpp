@@ -286,6 +286,7 @@ Result<std::vector<SpecRow>> measure(const SpecSettings& s, std::vector<CaseRuns
   ASSIGN_OR_RETURN(const Config plain_config, case_config(base, *registry, plain));
   ASSIGN_OR_RETURN(engines["none"], Engine::create(plain_config, *registry));
   Engine& baseline = *engines["none"];
+  print_warnings("bench", baseline.warnings());  // a prompt and run past the trained context
   model = std::filesystem::path(baseline.model().path).filename().string();
   const int layers = baseline.model().config.n_layers;
   std::vector<std::string> proposers = default_spec_proposers(base);
