@@ -61,6 +61,8 @@ ArDraftProposer::ArDraftProposer(const OptionValues& options, PluginServices& se
   cache_ = sdk::value_or_refuse(services.make_cache(*model_));
   drafter_ = std::make_unique<ModelDrafter>(*forward_, ForwardOptions{});
   feed_.reserve(static_cast<std::size_t>(services.max_batch()));
+  // A step's accepted tokens fit easily; a prompt does not.
+  inline_feed_ = static_cast<std::size_t>(services.max_batch()) / 4;
 }
 
 Status ArDraftProposer::begin(DecodeContext&, SequenceState& lane) {
@@ -100,7 +102,7 @@ Result<DraftContext> ArDraftProposer::catch_up(DecodeContext& context, SequenceS
   DraftContext at{cache_.get(), state.seq, 0, {}, lane.tokens.back(), static_cast<int32_t>(last)};
   // The tokens a step accepted ride with the first drafting forward; a long
   // prompt is fed on its own first (in chunks).
-  if (missing.size() <= static_cast<std::size_t>(draft_tokens_) + 1) {
+  if (missing.size() <= inline_feed_) {
     at.feed = missing;
     return at;
   }

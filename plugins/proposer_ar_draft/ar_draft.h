@@ -42,6 +42,7 @@ class ArDraftProposer final : public Proposer {
   std::unique_ptr<CheckedCacheStore> cache_;
   std::unique_ptr<ModelDrafter> drafter_;
   Batch feed_;
+  std::size_t inline_feed_ = 0;  // at most this many missing tokens ride with a drafting forward
   SequenceId next_sequence_ = 0;
 };
 
