@@ -13,17 +13,8 @@ config="$source_dir/configs/stories260k.toml"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# expect <exit code> <regex> <command...>: runs with a 60 s bound (a hang fails).
-expect() {
-  local want="$1" pattern="$2"
-  shift 2
-  local out code
-  out=$(timeout 60 "$@" 2>&1)
-  code=$?
-  printf 'exit code: %s\n%s\n' "$code" "$out"
-  [ "$code" -eq "$want" ] || { echo "FAIL: expected exit code $want, got $code"; exit 1; }
-  grep -Ezq -- "$pattern" <<<"$out" || { echo "FAIL: output does not match: $pattern"; exit 1; }
-}
+# expect <exit code> <regex> <command...>, with a 60 s bound (a hang fails).
+source "$(dirname "$0")/cli_expect.sh"
 
 case "$scenario" in
   output_closed)

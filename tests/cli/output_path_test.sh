@@ -20,19 +20,9 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-
-# expect <exit code> <regex> <command...>: runs with a 120 s bound.
-expect() {
-  local want="$1" pattern="$2"
-  shift 2
-  local out code
-  out=$(timeout 120 "$@" 2>&1)
-  code=$?
-  printf 'exit code: %s\n%s\n' "$code" "$out"
-  [ "$code" -eq "$want" ] || fail "expected exit code $want, got $code"
-  grep -Ezq -- "$pattern" <<<"$out" || fail "output does not match: $pattern"
-}
+# fail, and expect <exit code> <regex> <command...> with a 120 s bound.
+EXPECT_TIMEOUT=120
+source "$(dirname "$0")/cli_expect.sh"
 
 # no_temporaries <dir>: nothing named *.tmp-* is left in it.
 no_temporaries() {

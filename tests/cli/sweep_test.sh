@@ -9,7 +9,9 @@ tessera="$2"
 source_dir="$3"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+# fail, and expect <exit code> <regex> <command...> with a 120 s bound.
+EXPECT_TIMEOUT=120
+source "$(dirname "$0")/cli_expect.sh"
 
 # A sweep file: the stories260K config with [sweep] and the given axes.
 write_sweep() {
@@ -52,17 +54,6 @@ run_grid() {
   [ "$(column "$csv" status | sort -u)" = "ok" ] || fail "a point did not finish"
 }
 
-# expect <exit code> <regex> <command...>
-expect() {
-  local want="$1" pattern="$2"
-  shift 2
-  local out code
-  out=$(timeout 120 "$@" 2>&1)
-  code=$?
-  printf 'exit code: %s\n%s\n' "$code" "$out"
-  [ "$code" -eq "$want" ] || fail "expected exit code $want, got $code"
-  grep -Ezq -- "$pattern" <<<"$out" || fail "output does not match: $pattern"
-}
 
 case "$scenario" in
   grid)
