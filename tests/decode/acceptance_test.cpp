@@ -108,6 +108,26 @@ void point_mass_tree(Rng& rng, Draft& draft) {
     for (int32_t g = 0; g < 2; ++g) draft.add((first + 4 + g) % static_cast<int32_t>(kVocab), c);
 }
 
+// SpecInfer's case: several children drawn i.i.d. from q at the root (a
+// sampled tree), each with its q row; siblings may repeat a token.
+void sampled_siblings(Rng& rng, Draft& draft) {
+  std::vector<float> q(kVocab);
+  double total = 0;
+  for (std::size_t i = 0; i < kVocab; ++i) total += q[i] = 1.0f + static_cast<float>((i * 5) % 4);
+  for (float& x : q) x = static_cast<float>(x / total);
+  for (int child = 0; child < 3; ++child) {
+    double u = rng.uniform(), acc = 0;
+    int32_t token = static_cast<int32_t>(kVocab) - 1;
+    for (std::size_t i = 0; i < kVocab; ++i)
+      if (u < (acc += q[i])) {
+        token = static_cast<int32_t>(i);
+        break;
+      }
+    draft.add(token, -1);
+    draft.probs.insert(draft.probs.end(), q.begin(), q.end());
+  }
+}
+
 const SamplingParams kWarm{1.0f, 0, 1.0f, 7};
 const SamplingParams kShaped{0.7f, 5, 0.9f, 11};
 
@@ -121,6 +141,13 @@ TEST(Acceptance, SampledChainKeepsTheTargetDistribution) {
 TEST(Acceptance, PointMassTreeKeepsTheTargetDistribution) {
   for (const SamplingParams& params : {kWarm, kShaped}) {
     const testing::ChiSquare fit = first_token_fit(params, point_mass_tree);
+    EXPECT_GT(fit.p_value, 1e-4) << "chi2 " << fit.statistic << " on " << fit.degrees << " df";
+  }
+}
+
+TEST(Acceptance, SampledSiblingsKeepTheTargetDistribution) {
+  for (const SamplingParams& params : {kWarm, kShaped}) {
+    const testing::ChiSquare fit = first_token_fit(params, sampled_siblings);
     EXPECT_GT(fit.p_value, 1e-4) << "chi2 " << fit.statistic << " on " << fit.degrees << " df";
   }
 }

@@ -129,6 +129,23 @@ TEST(Branches, DraftsOfEveryBranchMustFitTheBatch) {
       << stats.status().message();
 }
 
+// An evicting store decodes branches in the batched layout (a sequence and a
+// window per branch); with a window that keeps everything it matches bim on
+// the static store, a draft model drafting for every branch.
+TEST(Branches, BatchedOnAnEvictingStoreMatchesBim) {
+  const std::string drafts = "proposer = \"ar_draft\"\ndraft_model = \"stories260K.gguf\"\n";
+  auto bim = make_engine("tok512-ar-1m.gguf", layout("bim") + drafts);
+  auto windowed = make_engine("tok512-ar-1m.gguf",
+                              "[cache]\nplugin = \"sink_window\"\nsink = 4\nwindow = 200\n"
+                              "max_tokens = 256\n" +
+                                  layout("batched") + drafts);
+  ASSERT_TRUE(bim && windowed);
+  const Generated a = testing::run(*bim, branched(*bim, 30));
+  const Generated b = testing::run(*windowed, branched(*windowed, 30));
+  for (std::size_t i = 0; i < kBranches.size(); ++i) EXPECT_EQ(a.branches[i], b.branches[i]);
+  EXPECT_GT(b.stats.decode.accepted, 0);
+}
+
 TEST(Branches, BimNeedsAStoreThatKeepsBranches) {
   auto engine = make_engine(
       kModel, "[cache]\nplugin = \"sink_window\"\nsink = 4\nwindow = 64\n" + layout("bim"));

@@ -239,6 +239,47 @@ TEST(KvStrategies, TreeNodesSeeTheirAncestorsOnly) {
       1e-3);
 }
 
+// A forward split at a layer: the first layers with their residual streams
+// kept, then the rest from them, give the bits of the whole forward (how a
+// drafter conditioned on the target's hidden states, or the target's first
+// layers, use the layer range).
+TEST(KvStrategies, AForwardSplitAtALayerGivesTheWholeForward) {
+  auto engine = make_engine(kModel);
+  ASSERT_NE(engine, nullptr);
+  SequenceState seq;
+  ASSERT_TRUE(engine->begin_sequence(seq).ok());
+  Batch chain;
+  const std::vector<int32_t> tokens = {1, 403, 407, 261, 80};
+  for (int32_t i = 0; i < 5; ++i)
+    chain.add(tokens[static_cast<std::size_t>(i)], seq.id, i, i - 1, kOutputLogits);
+  Transformer& t = engine->transformer();
+  auto whole = t.forward(engine->cache(), chain);
+  ASSERT_TRUE(whole.ok());
+  const std::vector<float> want(whole->begin(), whole->end());
+
+  ForwardOptions first;
+  first.layer_end = 2;
+  first.output_hidden = true;
+  first.output_logits = false;
+  ASSERT_TRUE(t.forward(engine->cache(), chain, first).ok());
+  const std::vector<float> hidden(t.hidden_states().begin(), t.hidden_states().end());
+  ASSERT_EQ(hidden.size(), 5u * 64u);
+  ForwardOptions rest;
+  rest.layer_begin = 2;
+  rest.hidden_in = hidden;
+  auto split = t.forward(engine->cache(), chain, rest);
+  ASSERT_TRUE(split.ok()) << split.status().to_string();
+  EXPECT_TRUE(bitwise_equal(std::vector<float>(split->begin(), split->end()), want));
+  EXPECT_EQ(engine->cache().info(seq.id)->logical_length, 0) << "a layer range writes nothing";
+
+  // A range that stops early cannot write K/V: the cache holds every layer.
+  Batch writes;
+  writes.add(1, seq.id, 0, -1, kWriteKv | kOutputLogits);
+  auto refused = t.forward(engine->cache(), writes, first);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("cannot write K/V"), std::string::npos);
+}
+
 // A block: tokens with one block id see each other both ways, as the dense
 // reference with the whole block visible to each of them computes.
 TEST(KvStrategies, BlockTokensSeeEachOther) {
