@@ -7,7 +7,8 @@ namespace {
 class SeedProposer final : public tessera::Proposer {
  public:
   explicit SeedProposer(const tessera::OptionValues&) {}
-  tessera::Status propose(tessera::DecodeContext&, tessera::Draft&) override {
+  tessera::Status propose(tessera::DecodeContext&, tessera::SequenceState&,
+                          tessera::Draft&) override {
     return tessera::ok_status();
   }
 };

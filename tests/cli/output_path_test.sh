@@ -130,8 +130,9 @@ case "$scenario" in
     echo "the old file" >"$work/out.gguf"
     # Job control on: without it bash starts background jobs with SIGINT ignored.
     set -m
-    "$tessera" make-model --shape 110m --dtype f16 --vocab-from "$vocab" --out "$work/out.gguf" \
-      >/dev/null 2>&1 &
+    # About 140 MB (a 32000-token vocabulary in f32): long enough to catch.
+    "$tessera" make-model --dim 512 --layers 2 --heads 8 --ffn 1024 --dtype f32 \
+      --vocab-from "$vocab" --out "$work/out.gguf" >/dev/null 2>&1 &
     pid=$!
     seen=0
     for _ in $(seq 6000); do

@@ -103,7 +103,7 @@ temperature = 0.0
 tasks = ["speculative"]
 text = "tinystories_train_head.txt"
 max_tokens = 64
-speed_tokens = 24
+speed_tokens = 16
 [sweep.axes]
 "decode.proposer" = ["ngram", "self_draft", "ar_draft", "tree"]
 "cache.codec" = [{ plugin = "identity" }, { plugin = "int8" }]

@@ -60,7 +60,7 @@ TEST_P(SpeculativeGreedy, EmitsThePlainGreedyTokens) {
   ASSERT_NE(plain, nullptr);
   ASSERT_NE(spec, nullptr);
   for (const char* text : {"", testing::kRepetitivePrompt}) {
-    const GenerationRequest request = request_for(*plain, text, testing::kSanitized ? 40 : 90);
+    const GenerationRequest request = request_for(*plain, text, testing::kSanitized ? 20 : 90);
     const Generated want = testing::run(*plain, request);
     const Generated got = testing::run(*spec, request);
     EXPECT_EQ(got.tokens, want.tokens) << "prompt '" << text << "'";
