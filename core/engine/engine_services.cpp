@@ -110,11 +110,4 @@ Result<std::unique_ptr<PluginObject>> EngineServices::create_plugin(std::string_
   return registry_.create(*record, values, this);
 }
 
-std::size_t EngineServices::loaded_weight_bytes() const {
-  std::size_t bytes = 0;
-  std::error_code ec;
-  for (const auto& [path, model] : models_) bytes += std::filesystem::file_size(path, ec);
-  return bytes;
-}
-
 }  // namespace tessera

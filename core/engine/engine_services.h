@@ -57,9 +57,6 @@ class EngineServices final : public PluginServices {
   Result<std::unique_ptr<PluginObject>> create_plugin(std::string_view kind,
                                                       std::string_view name) override;
 
-  // Bytes of the weights of the models loaded here (for reports).
-  std::size_t loaded_weight_bytes() const;
-
  private:
   const Config config_;
   const PluginRegistry& registry_;

@@ -69,14 +69,15 @@ Status ModelDrafter::expand(const DraftContext& at, const Draft& tree,
                             std::span<const int32_t> nodes, const Sampler& sampler,
                             std::span<float> probs, DecodeCounters& counters) {
   const auto vocab = static_cast<std::size_t>(forward_.config().vocab_size);
-  const auto most = static_cast<std::size_t>(forward_.max_batch());
+  // The batch holds the feed, the last token and the picked nodes.
+  const std::size_t room = static_cast<std::size_t>(forward_.max_batch()) - at.feed.size() - 1;
   // The nodes asked for and their ancestors, each once, in tree order
   // (parents first). Bounded by the batch, so nothing here grows with the tree.
   picked_.clear();
   for (const int32_t node : nodes)
     for (int32_t n = node; n >= 0; n = tree.parents[static_cast<std::size_t>(n)]) {
       if (std::find(picked_.begin(), picked_.end(), n) != picked_.end()) break;
-      if (picked_.size() == most)
+      if (picked_.size() >= room)
         return invalid_argument("drafting a tree needs more than decode.max_batch = " +
                                 std::to_string(forward_.max_batch()) +
                                 " tokens in one forward; lower decode.tree_depth or "
@@ -84,10 +85,6 @@ Status ModelDrafter::expand(const DraftContext& at, const Draft& tree,
       picked_.push_back(n);
     }
   std::sort(picked_.begin(), picked_.end());
-  if (picked_.size() + at.feed.size() + 1 > static_cast<std::size_t>(forward_.max_batch()))
-    return invalid_argument("drafting a tree needs more than decode.max_batch = " +
-                            std::to_string(forward_.max_batch()) +
-                            " tokens in one forward; lower decode.tree_depth or decode.tree_top_k");
   // A picked node's place among the picked: its logits row is 1 + that (the
   // last token's row is 0; the feed has no logits), its batch index follows
   // the last token's.

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <initializer_list>
 #include <map>
 #include <vector>
 
@@ -78,21 +79,29 @@ testing::ChiSquare first_token_fit(const SamplingParams& params,
   return testing::chi_square(counts, expected, kDraws);
 }
 
-// A chain drafted from a distribution q unlike p (its probs rows are q).
-void sampled_chain(Rng& rng, Draft& draft) {
+// weights[i % weights.size()] for every token, normalised: a draft
+// distribution q unlike the target's.
+std::vector<float> draft_distribution(std::initializer_list<float> weights) {
   std::vector<float> q(kVocab);
+  double total = 0;
+  for (std::size_t i = 0; i < kVocab; ++i) total += q[i] = weights.begin()[i % weights.size()];
+  for (float& x : q) x = static_cast<float>(x / total);
+  return q;
+}
+
+// A token drawn from q by one uniform draw.
+int32_t draw(Rng& rng, const std::vector<float>& q) {
+  double u = rng.uniform(), acc = 0;
+  for (std::size_t i = 0; i < kVocab; ++i)
+    if (u < (acc += q[i])) return static_cast<int32_t>(i);
+  return static_cast<int32_t>(kVocab) - 1;
+}
+
+// A chain drafted from q (its probs rows are q).
+void sampled_chain(Rng& rng, Draft& draft) {
+  const std::vector<float> q = draft_distribution({1, 2, 3});
   for (int depth = 0; depth < 3; ++depth) {
-    double total = 0;
-    for (std::size_t i = 0; i < kVocab; ++i) total += q[i] = 1.0f + static_cast<float>(i % 3);
-    for (float& x : q) x = static_cast<float>(x / total);
-    double u = rng.uniform(), acc = 0;
-    int32_t token = static_cast<int32_t>(kVocab) - 1;
-    for (std::size_t i = 0; i < kVocab; ++i)
-      if (u < (acc += q[i])) {
-        token = static_cast<int32_t>(i);
-        break;
-      }
-    draft.add(token, depth - 1);
+    draft.add(draw(rng, q), depth - 1);
     draft.probs.insert(draft.probs.end(), q.begin(), q.end());
   }
 }
@@ -100,10 +109,7 @@ void sampled_chain(Rng& rng, Draft& draft) {
 // A deterministic tree: three root children, two grandchildren under each.
 void point_mass_tree(Rng& rng, Draft& draft) {
   const auto first = static_cast<int32_t>(rng.next_u64() % kVocab);
-  for (int32_t c = 0; c < 3; ++c) {
-    const int32_t child = draft.add((first + c) % static_cast<int32_t>(kVocab), -1);
-    (void)child;
-  }
+  for (int32_t c = 0; c < 3; ++c) draft.add((first + c) % static_cast<int32_t>(kVocab), -1);
   for (int32_t c = 0; c < 3; ++c)
     for (int32_t g = 0; g < 2; ++g) draft.add((first + 4 + g) % static_cast<int32_t>(kVocab), c);
 }
@@ -111,19 +117,9 @@ void point_mass_tree(Rng& rng, Draft& draft) {
 // SpecInfer's case: several children drawn i.i.d. from q at the root (a
 // sampled tree), each with its q row; siblings may repeat a token.
 void sampled_siblings(Rng& rng, Draft& draft) {
-  std::vector<float> q(kVocab);
-  double total = 0;
-  for (std::size_t i = 0; i < kVocab; ++i) total += q[i] = 1.0f + static_cast<float>((i * 5) % 4);
-  for (float& x : q) x = static_cast<float>(x / total);
+  const std::vector<float> q = draft_distribution({1, 2, 3, 4});
   for (int child = 0; child < 3; ++child) {
-    double u = rng.uniform(), acc = 0;
-    int32_t token = static_cast<int32_t>(kVocab) - 1;
-    for (std::size_t i = 0; i < kVocab; ++i)
-      if (u < (acc += q[i])) {
-        token = static_cast<int32_t>(i);
-        break;
-      }
-    draft.add(token, -1);
+    draft.add(draw(rng, q), -1);
     draft.probs.insert(draft.probs.end(), q.begin(), q.end());
   }
 }

@@ -28,6 +28,12 @@ using testing::make_engine;
 
 constexpr const char* kModel = "stories260K.gguf";
 
+// The model as its file holds it (f32, the file's layout), for the dense
+// reference forward; an engine's backend may have repacked its own copy.
+Result<LoadedModel> reference_model() {
+  return load_model(std::string(TESSERA_SHARED_DIR) + "/models/" + kModel);
+}
+
 bool bitwise_equal(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
@@ -226,7 +232,7 @@ TEST(KvStrategies, TreeNodesSeeTheirAncestorsOnly) {
   for (std::size_t node = 0; node < nodes.size(); ++node)
     for (int32_t a = static_cast<int32_t>(node); a >= 0; a = parents[static_cast<std::size_t>(a)])
       sees[3 + node][3 + static_cast<std::size_t>(a)] = true;
-  auto model = load_model(std::string(TESSERA_SHARED_DIR) + "/models/" + kModel);
+  const Result<LoadedModel> model = reference_model();
   ASSERT_TRUE(model.ok());
   const std::vector<float> all = support::reference_logits(*model, tokens, positions, sees);
   const std::span<const float> want = std::span(all).subspan(3 * 512);
@@ -294,7 +300,7 @@ TEST(KvStrategies, BlockTokensSeeEachOther) {
     block.add(tokens[static_cast<std::size_t>(i)], seq.id, i, -1, kOutputLogits, /*block=*/1);
   auto got = engine->transformer().forward(engine->cache(), block);
   ASSERT_TRUE(got.ok()) << got.status().to_string();
-  auto model = load_model(std::string(TESSERA_SHARED_DIR) + "/models/" + kModel);
+  const Result<LoadedModel> model = reference_model();
   ASSERT_TRUE(model.ok());
   const std::vector<std::vector<bool>> everyone(4, std::vector<bool>(4, true));
   const std::vector<float> want = support::reference_logits(*model, tokens, positions, everyone);
