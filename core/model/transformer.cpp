@@ -148,17 +148,25 @@ Result<std::span<const float>> Transformer::forward(CheckedCacheStore& cache, Se
   return forward(cache, chain_);
 }
 
+int Transformer::end_layer(const ForwardOptions& options) const {
+  return options.layer_end < 0 ? model_.config.n_layers : options.layer_end;
+}
+
+bool Transformer::runs_every_layer(const ForwardOptions& options) const {
+  return options.layer_begin == 0 && end_layer(options) == model_.config.n_layers;
+}
+
 Status Transformer::check_batch(const CheckedCacheStore& cache, const Batch& batch,
                                 const ForwardOptions& options) const {
   const int32_t n = batch.size();
   if (n == 0) return invalid_argument("forward needs at least one token");
   const int layers = model_.config.n_layers;
-  const int layer_end = options.layer_end < 0 ? layers : options.layer_end;
+  const int layer_end = end_layer(options);
   if (options.layer_begin < 0 || options.layer_begin >= layer_end || layer_end > layers)
     return invalid_argument("forward: layers [" + std::to_string(options.layer_begin) + ", " +
                             std::to_string(layer_end) + ") are not a range of the model's " +
                             std::to_string(layers));
-  const bool all_layers = options.layer_begin == 0 && layer_end == layers;
+  const bool all_layers = runs_every_layer(options);
   if (!all_layers) {
     for (uint8_t flags : batch.flags())
       if (flags & kWriteKv)
@@ -256,9 +264,7 @@ Result<std::span<const float>> Transformer::forward(CheckedCacheStore& cache, co
       if (batch.flags()[static_cast<std::size_t>(i)] & kOutputLogits) ++rows;
   }
   const ModelConfig& c = model_.config;
-  const bool all_layers =
-      options.layer_begin == 0 && (options.layer_end < 0 || options.layer_end == c.n_layers);
-  if (n <= max_batch_ && all_layers) pending_tokens_ = n;
+  if (n <= max_batch_ && runs_every_layer(options)) pending_tokens_ = n;
   if (options.output_hidden)
     hidden_rows_ = {hidden_, static_cast<std::size_t>(rows) * static_cast<std::size_t>(c.dim)};
   if (!options.output_logits) return std::span<const float>();
@@ -384,7 +390,7 @@ Status Transformer::forward_chunk(CheckedCacheStore& cache, const Batch& batch, 
     std::copy_n(options.hidden_in.data() + static_cast<std::ptrdiff_t>(begin) * c.dim,
                 static_cast<std::ptrdiff_t>(n) * c.dim, x_);
   }
-  const int layer_end = options.layer_end < 0 ? c.n_layers : options.layer_end;
+  const int layer_end = end_layer(options);
   for (int l = options.layer_begin; l < layer_end; ++l) {
     const LayerWeights& lw = w.layers[static_cast<std::size_t>(l)];
     const Compressor& codec = cache.codec(l);

@@ -97,6 +97,9 @@ class Transformer {
  private:
   Transformer(const LoadedModel& model, Backend& backend, int max_batch);
   Status allocate_scratch();
+  // The layer a forward stops before, and whether it runs them all.
+  int end_layer(const ForwardOptions& options) const;
+  bool runs_every_layer(const ForwardOptions& options) const;
   Status check_batch(const CheckedCacheStore& cache, const Batch& batch,
                      const ForwardOptions& options) const;
   // Tokens [begin, begin + count) of `batch`, which holds no reference outside
