@@ -30,6 +30,19 @@ void print_decode_stats(Engine& engine, const GenerationStats& stats) {
                  c.propose_seconds + c.verify_seconds > 0
                      ? 100.0 * c.propose_seconds / (c.propose_seconds + c.verify_seconds)
                      : 0.0);
+  if (c.denoise_forwards > 0) {
+    // Tokens the user got (a block past max_tokens is decoded whole) per
+    // forward of the target; commit forwards include the prompt's prefill.
+    const int64_t forwards = c.denoise_forwards + c.commit_forwards;
+    std::fprintf(stderr,
+                 "diffusion: denoise_forwards=%lld commit_forwards=%lld tokens=%lld "
+                 "tokens_per_forward=%.3f (%.3f per denoise forward)\n",
+                 static_cast<long long>(c.denoise_forwards),
+                 static_cast<long long>(c.commit_forwards),
+                 static_cast<long long>(stats.generated_tokens),
+                 forwards > 0 ? static_cast<double>(stats.generated_tokens) / forwards : 0.0,
+                 static_cast<double>(stats.generated_tokens) / c.denoise_forwards);
+  }
   if (!stats.branch_tokens.empty())
     std::fprintf(stderr, "branches:   %zu, layout %s, %lld entries stored, %s copied\n",
                  stats.branch_tokens.size(),

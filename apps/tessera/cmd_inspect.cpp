@@ -54,6 +54,9 @@ int run_inspect(int argc, char** argv) {
               c.n_kv_heads < c.n_heads ? " (grouped-query)" : "", c.head_dim);
   std::printf("vocab %d, context %d, rms eps %g, rope theta %g\n", c.vocab_size, c.context_length,
               static_cast<double>(c.rms_eps), static_cast<double>(c.rope_theta));
+  if (c.block_diffusion())
+    std::printf("diffusion:     block-diffusion model, block size %d, mask token %d\n",
+                c.diffusion_block_size, c.mask_token_id);
   const Vocabulary& v = model->vocab;
   std::printf("tokenizer:     SentencePiece, %d pieces, bos %d, eos %d, unk %d, space prefix %s\n",
               v.size(), v.bos_id, v.eos_id, v.unk_id, v.add_space_prefix ? "yes" : "no");

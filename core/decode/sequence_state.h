@@ -45,6 +45,11 @@ struct DecodeCounters {
   int64_t drafted = 0;   // draft tokens verified (within the room the cache had)
   int64_t accepted = 0;  // draft tokens accepted
   int64_t emitted = 0;   // tokens the verifier emitted (accepted + one per lane and step)
+  // Block diffusion: forwards that denoise a block (they write no K/V), and
+  // forwards that write finished blocks' K/V (a block's commit, and the
+  // block-causal prefill of a prompt's whole blocks).
+  int64_t denoise_forwards = 0;
+  int64_t commit_forwards = 0;
   // Wall time of the steps' parts (Engine::step): proposing (drafting) and
   // verifying (the target forward, acceptance, the commit).
   double propose_seconds = 0;

@@ -12,11 +12,25 @@ namespace tessera {
 
 class Verifier : public PluginObject {
  public:
+  // Feeds into the cache the lane's waiting tokens that decoding need not see
+  // uncached (a prompt, a long history), without sampling, and sets
+  // lane.cached. By default every uncached token but the last, causally
+  // (core/decode/lane_prefill.h). A verifier whose model attends otherwise
+  // overrides it: block diffusion prefills whole blocks with block-causal
+  // attention and leaves a partial block waiting (ABI 3.1).
+  virtual Status prefill(DecodeContext& context, SequenceState& lane);
+  // Whether it checks a proposer's drafts. One that decodes by other means
+  // (block diffusion) takes none, and the engine refuses a proposer with it
+  // (ABI 3.1).
+  virtual bool takes_drafts() const { return true; }
+
   // Runs the target over every lane's uncached tokens and draft (one
-  // verification forward for all of them), keeps in the cache exactly each
-  // lane's tokens before its last emitted one (no rejected draft K/V stays),
-  // sets lane.cached accordingly, and appends each lane's emitted tokens (at
-  // least one) to its `emitted`. The lanes' tokens are not changed: the engine
+  // verification forward for all of them for the `ar` verifier), keeps in the
+  // cache only K/V of tokens the lane keeps (no rejected draft K/V stays),
+  // sets lane.cached to how many of the lane's tokens, with the emitted ones
+  // appended, the cache then holds (`ar`: all but the last emitted one; block
+  // diffusion: all of them), and appends each lane's emitted tokens (at least
+  // one) to its `emitted`. The lanes' tokens are not changed: the engine
   // appends what was emitted.
   virtual Status verify(DecodeContext& context, std::span<const LaneStep> lanes) = 0;
 };

@@ -2,7 +2,6 @@
 
 #include <chrono>
 
-#include "core/decode/lane_prefill.h"
 #include "core/engine/engine_services.h"
 #include "core/engine/memory_budget.h"
 #include "core/engine/model_locator.h"
@@ -195,6 +194,20 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
                    create_plugin<Proposer>(registry, *proposer_rec, decode_opts[0], &services));
   ASSIGN_OR_RETURN(engine->verifier_,
                    create_plugin<Verifier>(registry, *verifier_rec, decode_opts[1], &services));
+  if (!engine->verifier_->takes_drafts() && proposer_rec->name() != "none")
+    return invalid_argument("decode.verifier = \"" + verifier_rec->name() +
+                            "\" decodes without drafts, but decode.proposer = \"" +
+                            proposer_rec->name() +
+                            "\"; set decode.proposer = \"none\" (a block-diffusion model "
+                            "drafting for an autoregressive target is decode.proposer = \"dlm\" "
+                            "under decode.verifier = \"ar\")");
+  if (mc.block_diffusion() && engine->verifier_->takes_drafts())
+    engine->warnings_.push_back(
+        model_path + " is a block-diffusion model (blocks of " +
+        std::to_string(mc.diffusion_block_size) + ", mask token " +
+        std::to_string(mc.mask_token_id) + "); decode.verifier = \"" + verifier_rec->name() +
+        "\" decodes it one token at a time, causally, which it was not trained for: use "
+        "decode.verifier = \"block_diffusion\" (configs/tok512-sdar-1m.toml)");
   ASSIGN_OR_RETURN(engine->scheduler_,
                    create_plugin<Scheduler>(registry, *scheduler_rec, scheduler_opts, &services));
 
@@ -274,7 +287,8 @@ Status Engine::begin_branch(const SequenceState& prefix, BranchId branch, Sequen
 }
 
 Status Engine::prefill(SequenceState& lane) {
-  return feed_all_but_last(*transformer_, *cache_, lane, prefill_batch_, counters_);
+  DecodeContext ctx = context();
+  return verifier_->prefill(ctx, lane).with_context("verifier");
 }
 
 Status Engine::step(std::span<SequenceState* const> lanes,

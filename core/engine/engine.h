@@ -80,8 +80,9 @@ class Engine {
   // layouts, so they draw the same numbers.
   Status begin_branch(const SequenceState& prefix, BranchId branch, SequenceState& lane,
                       std::optional<uint64_t> seed = std::nullopt);
-  // Feeds the lane's uncached tokens but the last into the cache (a prompt
-  // that branches continue, or a long history), without sampling.
+  // Feeds the lane's waiting tokens into the cache as the verifier decodes
+  // them (a prompt that branches continue, or a long history), without
+  // sampling: all but the last for `ar`, whole blocks for block diffusion.
   Status prefill(SequenceState& lane);
   // One decode step of `lanes`: each proposes (the proposer's begin() at a
   // lane's first step), one verification for all, each observes. Appends each
@@ -119,11 +120,10 @@ class Engine {
   BranchLayout branch_layout_ = BranchLayout::kBim;
   SequenceId next_sequence_ = 0;
   DecodeCounters counters_;
-  // Reused every step: one draft and one step record per lane, the batch of a prefill.
+  // Reused every step: one draft and one step record per lane.
   std::vector<Draft> drafts_;
   std::vector<LaneStep> lane_steps_;
   std::vector<std::size_t> emitted_before_;
-  Batch prefill_batch_;
 };
 
 }  // namespace tessera

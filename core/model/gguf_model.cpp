@@ -1,5 +1,6 @@
 #include "core/model/gguf_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -12,6 +13,7 @@ namespace {
 // past them is far more likely a corrupt file, and would make us allocate absurdly.
 constexpr uint32_t kMaxWidth = 1u << 20;  // dim, hidden_dim
 constexpr uint32_t kMaxLayers = 1u << 12;
+constexpr uint32_t kMaxDiffusionBlock = 1024;  // tokens denoised together
 constexpr uint32_t kMaxHeads = 1u << 12;
 
 std::string shape_string(const std::vector<int64_t>& shape) {
@@ -32,6 +34,26 @@ Result<uint32_t> required_u32(const GgufFile& gguf, std::string_view key, uint32
     return data_loss(gguf.path() + ": key '" + std::string(key) + "' is " + std::to_string(v) +
                      " (must be 1 to " + std::to_string(max) + ")");
   return v;
+}
+
+// A block-diffusion model names its block size and mask token; both or
+// neither. The mask id is checked against the vocabulary once it is known.
+Status read_diffusion_keys(const GgufFile& gguf, ModelConfig& c) {
+  const bool has_block = gguf.has("diffusion.block_size");
+  const bool has_mask = gguf.has("diffusion.mask_token_id");
+  if (!has_block && !has_mask) return ok_status();
+  if (has_block != has_mask)
+    return data_loss(gguf.path() +
+                     ": a block-diffusion model needs both diffusion.block_size and " +
+                     "diffusion.mask_token_id; the file has only " +
+                     (has_block ? "diffusion.block_size" : "diffusion.mask_token_id"));
+  ASSIGN_OR_RETURN(uint32_t block, required_u32(gguf, "diffusion.block_size", kMaxDiffusionBlock));
+  ASSIGN_OR_RETURN(uint32_t mask, gguf.get_u32("diffusion.mask_token_id"));
+  c.diffusion_block_size = static_cast<int>(block);
+  // Out of int32 range is out of any vocabulary: the vocabulary check names it.
+  c.mask_token_id = static_cast<int32_t>(
+      std::min<uint32_t>(mask, static_cast<uint32_t>(std::numeric_limits<int32_t>::max())));
+  return ok_status();
 }
 
 Result<ModelConfig> read_config(const GgufFile& gguf) {
@@ -77,6 +99,7 @@ Result<ModelConfig> read_config(const GgufFile& gguf) {
   c.n_kv_heads = static_cast<int>(kv_heads);
   c.head_dim = c.dim / c.n_heads;
   c.context_length = static_cast<int>(context);
+  RETURN_IF_ERROR(read_diffusion_keys(gguf, c));
   return c;
 }
 
@@ -230,6 +253,10 @@ Result<LoadedModel> load_gguf_model(const GgufFile& gguf) {
     w.output = w.token_embedding;  // tied classifier
   }
 
+  if (c.block_diffusion() && c.mask_token_id >= c.vocab_size)
+    return data_loss(m.path + ": diffusion.mask_token_id " + std::to_string(c.mask_token_id) +
+                     " is not a token of the model's " + std::to_string(c.vocab_size) +
+                     "-token vocabulary");
   ASSIGN_OR_RETURN(m.vocab, load_gguf_vocabulary(gguf));
   if (m.vocab.size() != c.vocab_size)
     return data_loss(m.path + ": the vocabulary has " + std::to_string(m.vocab.size()) +

@@ -30,6 +30,14 @@ struct ModelConfig {
   int context_length = 0;  // as the file states it
   float rms_eps = 1e-5f;
   float rope_theta = 10000.0f;
+  // Block diffusion (SDAR-style; GGUF diffusion.block_size and
+  // diffusion.mask_token_id): the model denoises blocks of this many tokens,
+  // aligned to absolute positions, and `mask_token_id` marks a token still to
+  // be decoded. 0 and -1 for an autoregressive model.
+  int diffusion_block_size = 0;
+  int32_t mask_token_id = -1;
+
+  bool block_diffusion() const { return diffusion_block_size > 0; }
 };
 
 // Views into the mapped file. Matrices are row-major [out, in].

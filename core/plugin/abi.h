@@ -24,12 +24,14 @@
 // BackendOptions::weights and Backend::adopt_weights appended (backend-owned
 // weights). 3.0: plugin services (create() takes them), per-lane decode state
 // and the lane-based Proposer / Verifier, branch ids on batch tokens and
-// stored entries, CacheStore::append with branches, bytes copied.
+// stored entries, CacheStore::append with branches, bytes copied. 3.1:
+// Verifier::prefill appended; ModelConfig's block-diffusion fields and the
+// diffusion counters appended.
 #ifndef TESSERA_ABI_MAJOR
 #define TESSERA_ABI_MAJOR 3
 #endif
 #ifndef TESSERA_ABI_MINOR
-#define TESSERA_ABI_MINOR 0
+#define TESSERA_ABI_MINOR 1
 #endif
 
 #define TESSERA_STRINGIFY_INNER(x) #x

@@ -68,8 +68,9 @@ Status SingleScheduler::start_lanes(Engine& engine, const GenerationRequest& req
     lanes_.back().state.tokens = request.prompt;
     return engine.begin_sequence(lanes_.back().state, request.seed);
   }
-  // The prompt but its last token is stored once; every branch continues
-  // from that token (so an empty branch is the prompt's own continuation).
+  // The prompt is stored once, but its last token (or, for block diffusion,
+  // its partial block); every branch continues from there (so an empty
+  // branch is the prompt's own continuation).
   prefix_ = SequenceState();
   prefix_.tokens = request.prompt;
   RETURN_IF_ERROR(engine.begin_sequence(prefix_, request.seed));
@@ -79,7 +80,11 @@ Status SingleScheduler::start_lanes(Engine& engine, const GenerationRequest& req
   for (std::size_t b = 0; b < request.branches.size(); ++b) {
     SequenceState& lane = lanes_[b].state;
     RETURN_IF_ERROR(engine.begin_branch(prefix_, static_cast<BranchId>(b + 1), lane));
-    lane.tokens.push_back(request.prompt.back());
+    // The prompt's tokens the prefix did not store (its last one; for block
+    // diffusion, a partial block).
+    lane.tokens.insert(lane.tokens.end(),
+                       request.prompt.begin() + static_cast<std::ptrdiff_t>(prefix_.cached),
+                       request.prompt.end());
     lane.tokens.insert(lane.tokens.end(), request.branches[b].begin(), request.branches[b].end());
   }
   return ok_status();

@@ -7,14 +7,18 @@ namespace tessera::sweep {
 namespace {
 
 DecodeCounters since(const DecodeCounters& now, const DecodeCounters& before) {
-  return {now.target_forwards - before.target_forwards,
-          now.verify_steps - before.verify_steps,
-          now.draft_forwards - before.draft_forwards,
-          now.drafted - before.drafted,
-          now.accepted - before.accepted,
-          now.emitted - before.emitted,
-          now.propose_seconds - before.propose_seconds,
-          now.verify_seconds - before.verify_seconds};
+  DecodeCounters d;
+  d.target_forwards = now.target_forwards - before.target_forwards;
+  d.verify_steps = now.verify_steps - before.verify_steps;
+  d.draft_forwards = now.draft_forwards - before.draft_forwards;
+  d.drafted = now.drafted - before.drafted;
+  d.accepted = now.accepted - before.accepted;
+  d.emitted = now.emitted - before.emitted;
+  d.denoise_forwards = now.denoise_forwards - before.denoise_forwards;
+  d.commit_forwards = now.commit_forwards - before.commit_forwards;
+  d.propose_seconds = now.propose_seconds - before.propose_seconds;
+  d.verify_seconds = now.verify_seconds - before.verify_seconds;
+  return d;
 }
 
 Status check_room(Engine& engine, std::size_t prompt, int64_t new_tokens) {

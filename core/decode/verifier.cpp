@@ -1,0 +1,14 @@
+#include "core/decode/verifier.h"
+
+#include "core/decode/lane_prefill.h"
+#include "core/model/batch.h"
+
+namespace tessera {
+
+Status Verifier::prefill(DecodeContext& context, SequenceState& lane) {
+  if (lane.tokens.size() <= static_cast<std::size_t>(lane.cached) + 1) return ok_status();
+  Batch batch;  // once per prompt: nothing to keep between calls
+  return feed_all_but_last(context.target, context.cache, lane, batch, context.counters);
+}
+
+}  // namespace tessera

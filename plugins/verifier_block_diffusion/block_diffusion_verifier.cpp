@@ -1,0 +1,148 @@
+#include "plugins/verifier_block_diffusion/block_diffusion_verifier.h"
+
+#include <algorithm>
+#include <string>
+
+#include "core/cache/checked_cache_store.h"
+#include "core/model/transformer.h"
+#include "core/plugin/sdk.h"
+#include "plugins/diffusion_common/block_batch.h"
+
+namespace tessera {
+
+BlockDiffusionVerifier::BlockDiffusionVerifier(const OptionValues& options,
+                                               PluginServices& services) {
+  const LoadedModel& target = *sdk::value_or_refuse(services.target_model());
+  model_ = sdk::value_or_refuse(diffusion_model(target, "verifier 'block_diffusion'"));
+  settings_.rule = sdk::value_or_refuse(parse_unmask_rule(options.get_string("unmask")));
+  const auto steps = static_cast<int>(options.get_int("denoise_steps"));
+  settings_.steps = steps > 0 ? steps : model_.block;
+  settings_.threshold = options.get_float("threshold");
+  settings_.entropy_bound = options.get_float("entropy_bound");
+  if (model_.block > services.max_batch())
+    throw sdk::Refusal(invalid_argument(
+        "the model's blocks are " + std::to_string(model_.block) +
+        " tokens, more than one forward carries (decode.max_batch = " +
+        std::to_string(services.max_batch()) + "); raise decode.max_batch"));
+}
+
+Status BlockDiffusionVerifier::prefill(DecodeContext& context, SequenceState& lane) {
+  const int block = model_.block;
+  if (lane.cached % block != 0)
+    return failed_precondition(
+        "the lane's cache holds " + std::to_string(lane.cached) +
+        " tokens, not whole blocks of " + std::to_string(block) +
+        "; a block-diffusion lane is prefilled block by block by this verifier");
+  const auto whole = static_cast<int64_t>(lane.tokens.size()) / block * block;
+  const int64_t per_forward = context.target.max_batch() / block * block;
+  for (int64_t begin = lane.cached; begin < whole; begin += per_forward) {
+    const int64_t end = std::min(whole, begin + per_forward);
+    batch_.clear();
+    int32_t last = -1;
+    for (int64_t b = begin; b < end; b += block) {
+      const std::span<const int32_t> tokens(lane.tokens.data() + b, static_cast<std::size_t>(block));
+      last = add_block(batch_, lane.id, lane.branch, tokens, static_cast<int32_t>(b),
+                       block_id_at(b, block), kWriteKv, last);
+    }
+    RETURN_IF_ERROR(context.target.forward(context.cache, batch_).status());
+    ++context.counters.target_forwards;
+    ++context.counters.commit_forwards;
+    lane.cached = end;
+  }
+  return ok_status();
+}
+
+Status BlockDiffusionVerifier::start_blocks(DecodeContext& context,
+                                            std::span<const LaneStep> lanes) {
+  const int block = model_.block;
+  if (static_cast<int64_t>(lanes.size()) * block > context.target.max_batch())
+    return invalid_argument(std::to_string(lanes.size()) + " lanes of " + std::to_string(block) +
+                            "-token blocks need more than decode.max_batch = " +
+                            std::to_string(context.target.max_batch()) +
+                            " tokens per forward; raise decode.max_batch");
+  if (blocks_.size() < lanes.size()) blocks_.resize(lanes.size());
+  const bool bounded = !context.cache.policy().evicts;
+  for (std::size_t i = 0; i < lanes.size(); ++i) {
+    SequenceState& lane = *lanes[i].lane;
+    if (!lanes[i].draft->empty())
+      return invalid_argument("verifier 'block_diffusion' takes no drafts");
+    RETURN_IF_ERROR(prefill(context, lane));
+    LaneBlock& b = blocks_[i];
+    b.start = lane.cached;
+    b.fixed = static_cast<int>(static_cast<int64_t>(lane.tokens.size()) - lane.cached);
+    b.tokens.assign(lane.tokens.begin() + static_cast<std::ptrdiff_t>(lane.cached),
+                    lane.tokens.end());
+    b.tokens.resize(static_cast<std::size_t>(block), model_.mask);
+    b.fits = block;
+    if (!bounded) continue;
+    // Lanes in one sequence (branches) share its room, in lane order.
+    ASSIGN_OR_RETURN(const SequenceInfo info, context.cache.info(lane.id));
+    int64_t room = lane.capacity - info.stored;
+    for (std::size_t j = 0; j < i; ++j)
+      if (lanes[j].lane->id == lane.id) room -= blocks_[j].fits;
+    b.fits = std::clamp<int64_t>(room, 0, block);
+  }
+  return ok_status();
+}
+
+Status BlockDiffusionVerifier::denoise(DecodeContext& context, std::span<const LaneStep> lanes) {
+  const int block = model_.block;
+  const auto vocab = static_cast<std::size_t>(model_.vocab);
+  for (int step = 0; step < settings_.steps; ++step) {
+    batch_.clear();
+    for (std::size_t i = 0; i < lanes.size(); ++i) {
+      LaneBlock& b = blocks_[i];
+      if (std::find(b.tokens.begin(), b.tokens.end(), model_.mask) == b.tokens.end()) continue;
+      b.row = batch_.size();
+      add_block(batch_, lanes[i].lane->id, lanes[i].lane->branch, b.tokens,
+                static_cast<int32_t>(b.start), block_id_at(b.start, block), kOutputLogits, -1);
+    }
+    if (batch_.empty()) return ok_status();
+    ASSIGN_OR_RETURN(std::span<const float> logits, context.target.forward(context.cache, batch_));
+    ++context.counters.target_forwards;
+    ++context.counters.denoise_forwards;
+    for (std::size_t i = 0; i < lanes.size(); ++i) {
+      LaneBlock& b = blocks_[i];
+      if (std::find(b.tokens.begin(), b.tokens.end(), model_.mask) == b.tokens.end()) continue;
+      const std::span<const float> rows =
+          logits.subspan(static_cast<std::size_t>(b.row) * vocab, static_cast<std::size_t>(block) * vocab);
+      unmasker_.step(model_, settings_, step, rows, b.tokens, lanes[i].lane->sampler);
+    }
+  }
+  return ok_status();
+}
+
+Status BlockDiffusionVerifier::commit(DecodeContext& context, std::span<const LaneStep> lanes) {
+  const int block = model_.block;
+  batch_.clear();
+  commit_rows_.clear();
+  for (std::size_t i = 0; i < lanes.size(); ++i) {
+    LaneBlock& b = blocks_[i];
+    b.row = batch_.size();
+    add_block(batch_, lanes[i].lane->id, lanes[i].lane->branch, b.tokens,
+              static_cast<int32_t>(b.start), block_id_at(b.start, block), 0, -1);
+    for (int64_t t = 0; t < b.fits; ++t) commit_rows_.push_back(b.row + static_cast<int32_t>(t));
+  }
+  // K/V held pending, then only the rows that fit written (all but at the
+  // end of a bounded cache).
+  RETURN_IF_ERROR(context.target.forward(context.cache, batch_).status());
+  ++context.counters.target_forwards;
+  ++context.counters.commit_forwards;
+  RETURN_IF_ERROR(context.target.commit_pending(context.cache, batch_, commit_rows_));
+  for (std::size_t i = 0; i < lanes.size(); ++i) {
+    const LaneBlock& b = blocks_[i];
+    SequenceState& lane = *lanes[i].lane;
+    lanes[i].emitted->insert(lanes[i].emitted->end(), b.tokens.begin() + b.fixed, b.tokens.end());
+    context.counters.emitted += block - b.fixed;
+    lane.cached = b.start + b.fits;
+  }
+  return ok_status();
+}
+
+Status BlockDiffusionVerifier::verify(DecodeContext& context, std::span<const LaneStep> lanes) {
+  RETURN_IF_ERROR(start_blocks(context, lanes));
+  RETURN_IF_ERROR(denoise(context, lanes));
+  return commit(context, lanes);
+}
+
+}  // namespace tessera
