@@ -12,8 +12,8 @@
 namespace tessera {
 
 struct DiffusionModel {
-  int block = 0;          // tokens per block; block b holds positions [b * block, (b + 1) * block)
-  int32_t mask = -1;      // the mask token: never emitted
+  int block = 0;      // tokens per block; block b holds positions [b * block, (b + 1) * block)
+  int32_t mask = -1;  // the mask token: never emitted
   int32_t vocab = 0;
 
   // The first position of the block holding `position`.

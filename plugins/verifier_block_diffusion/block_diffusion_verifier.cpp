@@ -20,18 +20,18 @@ BlockDiffusionVerifier::BlockDiffusionVerifier(const OptionValues& options,
   settings_.threshold = options.get_float("threshold");
   settings_.entropy_bound = options.get_float("entropy_bound");
   if (model_.block > services.max_batch())
-    throw sdk::Refusal(invalid_argument(
-        "the model's blocks are " + std::to_string(model_.block) +
-        " tokens, more than one forward carries (decode.max_batch = " +
-        std::to_string(services.max_batch()) + "); raise decode.max_batch"));
+    throw sdk::Refusal(
+        invalid_argument("the model's blocks are " + std::to_string(model_.block) +
+                         " tokens, more than one forward carries (decode.max_batch = " +
+                         std::to_string(services.max_batch()) + "); raise decode.max_batch"));
 }
 
 Status BlockDiffusionVerifier::prefill(DecodeContext& context, SequenceState& lane) {
   const int block = model_.block;
   if (lane.cached % block != 0)
     return failed_precondition(
-        "the lane's cache holds " + std::to_string(lane.cached) +
-        " tokens, not whole blocks of " + std::to_string(block) +
+        "the lane's cache holds " + std::to_string(lane.cached) + " tokens, not whole blocks of " +
+        std::to_string(block) +
         "; a block-diffusion lane is prefilled block by block by this verifier");
   const auto whole = static_cast<int64_t>(lane.tokens.size()) / block * block;
   const int64_t per_forward = context.target.max_batch() / block * block;
@@ -40,7 +40,8 @@ Status BlockDiffusionVerifier::prefill(DecodeContext& context, SequenceState& la
     batch_.clear();
     int32_t last = -1;
     for (int64_t b = begin; b < end; b += block) {
-      const std::span<const int32_t> tokens(lane.tokens.data() + b, static_cast<std::size_t>(block));
+      const std::span<const int32_t> tokens(lane.tokens.data() + b,
+                                            static_cast<std::size_t>(block));
       last = add_block(batch_, lane.id, lane.branch, tokens, static_cast<int32_t>(b),
                        block_id_at(b, block), kWriteKv, last);
     }
@@ -104,8 +105,8 @@ Status BlockDiffusionVerifier::denoise(DecodeContext& context, std::span<const L
     for (std::size_t i = 0; i < lanes.size(); ++i) {
       LaneBlock& b = blocks_[i];
       if (std::find(b.tokens.begin(), b.tokens.end(), model_.mask) == b.tokens.end()) continue;
-      const std::span<const float> rows =
-          logits.subspan(static_cast<std::size_t>(b.row) * vocab, static_cast<std::size_t>(block) * vocab);
+      const std::span<const float> rows = logits.subspan(static_cast<std::size_t>(b.row) * vocab,
+                                                         static_cast<std::size_t>(block) * vocab);
       unmasker_.step(model_, settings_, step, rows, b.tokens, lanes[i].lane->sampler);
     }
   }

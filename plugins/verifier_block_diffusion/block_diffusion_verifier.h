@@ -36,10 +36,10 @@ class BlockDiffusionVerifier final : public Verifier {
  private:
   // One lane's block in this step.
   struct LaneBlock {
-    int64_t start = 0;   // its first position (a multiple of the block size)
-    int fixed = 0;       // leading tokens given (the prompt's partial block)
-    int32_t row = 0;     // its first token's index in the current batch
-    int64_t fits = 0;    // tokens of it the lane's cache has room for
+    int64_t start = 0;  // its first position (a multiple of the block size)
+    int fixed = 0;      // leading tokens given (the prompt's partial block)
+    int32_t row = 0;    // its first token's index in the current batch
+    int64_t fits = 0;   // tokens of it the lane's cache has room for
     std::vector<int32_t> tokens;
   };
 
