@@ -147,6 +147,15 @@ void CpuBackend::attention(const AttentionParams& params) {
                  pool_.get(), max_context_);
 }
 
+void CpuBackend::masked_attention(const MaskedAttentionParams& params) {
+  cpu::masked_attention(params, pool_.get());
+}
+
+void CpuBackend::cache_update(const Tensor& cache, const Tensor& keep, const Tensor& insert,
+                              const Tensor& rows) {
+  cpu::cache_update(cache, keep, insert, rows);
+}
+
 const cpu::RopeTable& CpuBackend::rope_table(int64_t head_dim, float theta) {
   cpu::RopeTable* table = nullptr;
   for (const auto& known : ropes_)

@@ -36,6 +36,9 @@ class CpuBackend final : public Backend {
   void swiglu(const Tensor& gate, const Tensor& up, const Tensor& out) override;
   void add(const Tensor& a, const Tensor& b, const Tensor& out) override;
   void attention(const AttentionParams& params) override;
+  void masked_attention(const MaskedAttentionParams& params) override;
+  void cache_update(const Tensor& cache, const Tensor& keep, const Tensor& insert,
+                    const Tensor& rows) override;
   // backend.weights: "copied" copies them (WeightArena); "mapped" leaves them
   // in place; "auto" copies when they take at most half the available memory.
   Result<std::size_t> adopt_weights(std::span<Tensor* const> weights) override;

@@ -65,4 +65,13 @@ void add(const Tensor& a, const Tensor& b, const Tensor& out, ThreadPool* pool);
 void attention(const AttentionParams& params, const RopeTable& rope, ThreadPool* pool,
                int64_t context_hint = 0);
 
+// Backend::masked_attention: per query and head, f32 scores over the cache
+// slots and batch keys whose mask is finite, then their softmax-weighted
+// values. The per-thread scratch holds slots + n scores (reserved at init
+// from max_context, so a call within it allocates nothing).
+void masked_attention(const MaskedAttentionParams& params, ThreadPool* pool);
+// Backend::cache_update, on the calling thread (slots x n x head_dim work).
+void cache_update(const Tensor& cache, const Tensor& keep, const Tensor& insert,
+                  const Tensor& rows);
+
 }  // namespace tessera::cpu

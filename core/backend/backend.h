@@ -65,6 +65,24 @@ struct AttentionParams {
   Tensor out;                   // f32 [n, heads, head_dim]
 };
 
+// One fixed-shape attention call (the embedded block-diffusion step,
+// algorithms.md §2.5, docs/block-diffusion.md): n queries over EVERY slot of
+// a dense cache and the n batch keys, an additive mask choosing which they
+// see. The shapes depend only on the model, the cache size and the block,
+// never on how much is written, so an exported graph can run it.
+struct MaskedAttentionParams {
+  Tensor q;        // f32 [n, heads, head_dim], rotated
+  Tensor cache_k;  // f32 [kv_heads, slots, head_dim]: every slot, written or not
+  Tensor cache_v;  // likewise
+  Tensor batch_k;  // f32 [n, kv_heads, head_dim], rotated
+  Tensor batch_v;  // likewise
+  // f32 [n, slots + n], added to the scaled scores: column s < slots is cache
+  // slot s, column slots + j batch key j; 0 for a key seen, -inf for one
+  // hidden (never read: a hidden slot may hold anything).
+  Tensor mask;
+  Tensor out;  // f32 [n, heads, head_dim]
+};
+
 struct BackendOptions {
   int threads = 1;
   // The longest attention span (stored + batch tokens) the caller will ask
@@ -113,6 +131,17 @@ class Backend : public PluginObject {
   // (kv_view.h). A token that sees nothing gets zeros. out must not alias the
   // inputs.
   virtual void attention(const AttentionParams& params) = 0;
+  // Attention as MaskedAttentionParams says: softmax over the keys whose mask
+  // is finite, grouped KV heads as attention(); a query that sees nothing
+  // gets zeros. (ABI 3.1)
+  virtual void masked_attention(const MaskedAttentionParams& params) = 0;
+  // The fixed-shape step's cache write, branch-free: cache = cache * keep +
+  // insert x rows, per kv head. cache f32 [kv_heads, slots, head_dim]; keep
+  // f32 [slots] of 0 or 1; insert f32 [slots, n] of 0 or 1, at most one 1 per
+  // row and only where keep is 0; rows f32 [n, kv_heads, head_dim]. A slot
+  // with keep 0 is overwritten whatever it held. (ABI 3.1)
+  virtual void cache_update(const Tensor& cache, const Tensor& keep, const Tensor& insert,
+                            const Tensor& rows) = 0;
 
   // The model's weight tensors, handed over once after init() and before any
   // op. The backend may move them where its kernels read them best (a GPU

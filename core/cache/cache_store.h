@@ -73,6 +73,14 @@ struct SequenceInfo {
   int64_t min_truncatable = 0;
 };
 
+// One layer of a sequence as dense f32 tensors over EVERY slot, written or
+// not: what a fixed-shape step reads under its additive mask and writes in
+// place (CacheStore::dense_layer).
+struct DenseLayerKV {
+  Tensor k;  // f32 [kv_heads, capacity, head_dim], head_dim contiguous
+  Tensor v;  // likewise
+};
+
 class CacheStore : public PluginObject {
  public:
   // Called once, before anything else. `layer_codecs` has one codec per layer
@@ -129,6 +137,25 @@ class CacheStore : public PluginObject {
     return {};
   }
   virtual CacheBytes bytes() const = 0;
+
+  // In-place access for fixed-shape steps (ABI 3.1). A store that keeps a
+  // sequence as one f32 tensor per layer with every slot addressable (the
+  // static store with raw-f32 codecs: [layers, 2, kv_heads, capacity,
+  // head_dim]) hands out a layer's; stored entries are slots [0, stored).
+  // Others refuse (the default).
+  virtual Result<DenseLayerKV> dense_layer(SequenceId seq, int layer) {
+    (void)seq;
+    (void)layer;
+    return unimplemented("this cache store keeps no dense f32 tensor of a sequence");
+  }
+  // The caller wrote n entries' K/V in place, slots [stored, stored + n) of
+  // every layer's dense tensors; they become entries at `positions` (branch
+  // 0), as append() would have made them.
+  virtual Status append_in_place(SequenceId seq, std::span<const int32_t> positions) {
+    (void)seq;
+    (void)positions;
+    return unimplemented("this cache store keeps no dense f32 tensor of a sequence");
+  }
 };
 
 }  // namespace tessera

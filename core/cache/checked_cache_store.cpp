@@ -131,19 +131,15 @@ Status CheckedCacheStore::fork(SequenceId src, SequenceId dst) {
   return check_branch_positions("fork", dst, sequences_.at(dst));
 }
 
-Status CheckedCacheStore::append(SequenceId seq, std::span<const int32_t> positions,
-                                 std::span<const BranchId> branches, const Tensor& k,
-                                 const Tensor& v) {
-  RETURN_IF_ERROR(find(seq, "append").status());
+template <typename Mutate>
+Status CheckedCacheStore::checked_append(std::string_view op, SequenceId seq,
+                                         std::span<const int32_t> positions,
+                                         std::span<const BranchId> branches, Mutate&& mutate) {
   SequenceRecord& record = sequences_.at(seq);
-  auto who = [&] { return "cache '" + plugin_name_ + "': append to " + seq_name(seq); };
+  auto who = [&] {
+    return "cache '" + plugin_name_ + "': " + std::string(op) + " to " + seq_name(seq);
+  };
   const auto n = static_cast<int64_t>(positions.size());
-  RETURN_IF_ERROR(check_kv_tensor(k, "k", n));
-  RETURN_IF_ERROR(check_kv_tensor(v, "v", n));
-  if (!branches.empty() && static_cast<int64_t>(branches.size()) != n)
-    return invalid_argument(who() + ": " + str(static_cast<int64_t>(branches.size())) +
-                            " branch ids for " + str(n) + " entries (give one each, or none)");
-
   const SequenceInfo before = store_->info(seq);
   // INV-2 per branch, against the floors the record keeps (restored from the
   // store if the append is refused).
@@ -191,19 +187,59 @@ Status CheckedCacheStore::append(SequenceId seq, std::span<const int32_t> positi
                                  "store (cache.plugin = \"sink_window\")");
   }
   if (!refused.ok()) {
-    RETURN_IF_ERROR(check_branch_positions("refused append", seq, record));
+    RETURN_IF_ERROR(check_branch_positions(std::string("refused ") + std::string(op), seq, record));
     return refused;
   }
 
-  Status st = store_->append(seq, positions, branches, k, v);
+  Status st = mutate();
   if (!st.ok()) {
     // A failed mutation must leave the sequence as it was.
-    RETURN_IF_ERROR(
-        check_after("failed append", seq, before.logical_length, before.stored, before.stored));
+    RETURN_IF_ERROR(check_after(std::string("failed ") + std::string(op), seq,
+                                before.logical_length, before.stored, before.stored));
     return st.with_context("cache '" + plugin_name_ + "'");
   }
-  return check_after("append", seq, before.logical_length + n,
-                     policy_.evicts ? -1 : before.stored + n, policy_.evicts ? 0 : before.stored);
+  return check_after(op, seq, before.logical_length + n, policy_.evicts ? -1 : before.stored + n,
+                     policy_.evicts ? 0 : before.stored);
+}
+
+Status CheckedCacheStore::append(SequenceId seq, std::span<const int32_t> positions,
+                                 std::span<const BranchId> branches, const Tensor& k,
+                                 const Tensor& v) {
+  RETURN_IF_ERROR(find(seq, "append").status());
+  const auto n = static_cast<int64_t>(positions.size());
+  RETURN_IF_ERROR(check_kv_tensor(k, "k", n));
+  RETURN_IF_ERROR(check_kv_tensor(v, "v", n));
+  if (!branches.empty() && static_cast<int64_t>(branches.size()) != n)
+    return invalid_argument("cache '" + plugin_name_ + "': append to " + seq_name(seq) + ": " +
+                            str(static_cast<int64_t>(branches.size())) + " branch ids for " +
+                            str(n) + " entries (give one each, or none)");
+  return checked_append("append", seq, positions, branches,
+                        [&] { return store_->append(seq, positions, branches, k, v); });
+}
+
+Status CheckedCacheStore::append_in_place(SequenceId seq, std::span<const int32_t> positions) {
+  RETURN_IF_ERROR(find(seq, "append_in_place").status());
+  if (policy_.evicts)
+    return failed_precondition("cache '" + plugin_name_ +
+                               "': entries written in place need a store that does not evict");
+  return checked_append("append_in_place", seq, positions, {},
+                        [&] { return store_->append_in_place(seq, positions); });
+}
+
+Result<DenseLayerKV> CheckedCacheStore::dense_layer(SequenceId seq, int layer) {
+  ASSIGN_OR_RETURN(const SequenceRecord* record, find(seq, "dense_layer"));
+  if (layer < 0 || layer >= geometry_.layers)
+    return out_of_range("cache '" + plugin_name_ + "': layer " + str(layer) + " of " +
+                        str(geometry_.layers));
+  auto dense = store_->dense_layer(seq, layer);
+  if (!dense.ok()) return dense.status().with_context("cache '" + plugin_name_ + "'");
+  for (const Tensor* t : {&dense->k, &dense->v})
+    if (t->dtype != DType::kF32 || t->rank != 3 || t->dim(0) != geometry_.kv_heads ||
+        t->dim(1) != record->capacity || t->dim(2) != geometry_.head_dim || t->stride[2] != 1 ||
+        t->data == nullptr)
+      return broke("a dense layer that is not f32 [kv_heads, capacity, head_dim]", "dense_layer",
+                   seq, "layer " + str(layer));
+  return dense;
 }
 
 Status CheckedCacheStore::truncate(SequenceId seq, int64_t logical_length) {

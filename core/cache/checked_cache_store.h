@@ -65,6 +65,12 @@ class CheckedCacheStore {
                 const Tensor& v) {
     return append(seq, positions, {}, k, v);
   }
+  // Fixed-shape steps (CacheStore::dense_layer): a layer's dense tensors,
+  // checked to be f32 [kv_heads, capacity, head_dim]; and entries the caller
+  // wrote there in place, slots [stored, stored + n), taken at `positions`
+  // with append()'s checks. A store that evicts cannot take them.
+  Result<DenseLayerKV> dense_layer(SequenceId seq, int layer);
+  Status append_in_place(SequenceId seq, std::span<const int32_t> positions);
   // min_truncatable <= logical_length <= the current logical length.
   Status truncate(SequenceId seq, int64_t logical_length);
   // src: strictly increasing, each < stored, src[j] >= dst_start + j;
@@ -101,6 +107,11 @@ class CheckedCacheStore {
   };
 
   Status check_ready() const;
+  // append()'s checks (INV-2 per branch, the capacity) around `mutate`, the
+  // store call that adds positions.size() entries.
+  template <typename Mutate>
+  Status checked_append(std::string_view op, SequenceId seq, std::span<const int32_t> positions,
+                        std::span<const BranchId> branches, Mutate&& mutate);
   Result<KVView> checked_view(SequenceId seq, int layer, bool encoded);
   Result<const SequenceRecord*> find(SequenceId seq, std::string_view op) const;
   Status check_kv_tensor(const Tensor& t, std::string_view which, int64_t n) const;

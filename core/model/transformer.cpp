@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/cache/checked_cache_store.h"
+#include "core/model/batch_visibility.h"
 #include "core/model/weight_check.h"
 #include "core/util/strings.h"
 
@@ -289,32 +290,6 @@ Status Transformer::commit_pending(CheckedCacheStore& cache, const Batch& batch,
   return append_rows(cache, batch, 0, pending_tokens_, rows);
 }
 
-void Transformer::build_visibility(const Batch& batch, int32_t begin, int32_t count) {
-  const auto words = static_cast<std::size_t>((count + 63) / 64);
-  std::fill(in_batch_.begin(), in_batch_.begin() + static_cast<std::ptrdiff_t>(words * count), 0);
-  const auto row = [&](int32_t i) {
-    return in_batch_.data() + static_cast<std::size_t>(i) * words;
-  };
-  // Ancestors: a token's row is its parent's plus itself (parents come first).
-  for (int32_t i = 0; i < count; ++i) {
-    const int32_t parent = batch.parents()[static_cast<std::size_t>(begin + i)] - begin;
-    if (parent >= 0) std::copy_n(row(parent), words, row(i));  // earlier chunks are in the cache
-    row(i)[i / 64] |= uint64_t{1} << (i % 64);
-  }
-  // Block mates see each other (and the ancestors they share).
-  for (int32_t i = 0; i < count; ++i) {
-    const int16_t block = batch.blocks()[static_cast<std::size_t>(begin + i)];
-    if (block == 0) continue;
-    for (int32_t j = 0; j < count; ++j)
-      if (batch.blocks()[static_cast<std::size_t>(begin + j)] == block &&
-          batch.seqs()[static_cast<std::size_t>(begin + j)] ==
-              batch.seqs()[static_cast<std::size_t>(begin + i)] &&
-          batch.branches()[static_cast<std::size_t>(begin + j)] ==
-              batch.branches()[static_cast<std::size_t>(begin + i)])
-        row(i)[j / 64] |= uint64_t{1} << (j % 64);
-  }
-}
-
 const float* Transformer::through_codec(const Compressor& codec, const float* src, int64_t vectors,
                                         int width, float* dst) {
   if (codec.stores_raw_f32()) return src;
@@ -351,7 +326,7 @@ Status Transformer::forward_chunk(CheckedCacheStore& cache, const Batch& batch, 
       output_rows_.push_back(i);
     if (batch.flags()[static_cast<std::size_t>(begin + i)] & kWriteKv) write_rows_.push_back(i);
   }
-  build_visibility(batch, begin, count);
+  build_in_batch_visibility(batch, begin, count, in_batch_);
   views_.resize(chunk_seqs_.size());
 
   const Tensor x = f32_view(x_, {n, c.dim});

@@ -111,8 +111,6 @@ class Transformer {
   // to logits_ from row `first_row`; the residual rows to hidden_ if asked.
   Status output_logits(int32_t first_row, std::span<const int32_t> positions,
                        const ForwardOptions& options);
-  // in_batch_ rows for the chunk: parents (ancestors) and block mates.
-  void build_visibility(const Batch& batch, int32_t begin, int32_t count);
   // dst = decode(encode(src)) through layer l's codec, `vectors` vectors of
   // `width` floats; a raw-f32 codec copies nothing and returns src.
   const float* through_codec(const Compressor& codec, const float* src, int64_t vectors, int width,

@@ -158,6 +158,37 @@ Result<KVView> StaticCacheStore::encoded_view(SequenceId seq, int layer) {
   return KVView{std::span<const KVSegment>(&s->segment, 1)};
 }
 
+Result<DenseLayerKV> StaticCacheStore::dense_layer(SequenceId seq, int layer) {
+  Sequence* s = find(seq);
+  if (s == nullptr) return not_found("static cache: no " + seq_name(seq));
+  if (layer < 0 || layer >= layout_.geometry().layers)
+    return out_of_range("static cache: layer " + std::to_string(layer) + " of " +
+                        std::to_string(layout_.geometry().layers));
+  if (!layout_.raw(layer))
+    return failed_precondition("static cache: layer " + std::to_string(layer) +
+                               " is encoded by its codec; a dense f32 tensor needs a codec that "
+                               "stores raw f32 (cache.codec.plugin = \"identity\")");
+  const KVSegment all = s->arena.segment(layout_, layer, 0, s->arena.slots(), nullptr, 0, 0);
+  return DenseLayerKV{all.k, all.v};
+}
+
+Status StaticCacheStore::append_in_place(SequenceId seq, std::span<const int32_t> positions) {
+  Sequence* s = find(seq);
+  if (s == nullptr) return not_found("static cache: no " + seq_name(seq));
+  const auto n = static_cast<int64_t>(positions.size());
+  if (s->length + n > s->arena.slots())
+    return resource_exhausted(
+        "static cache: " + seq_name(seq) + " holds " + std::to_string(s->length) + " of " +
+        std::to_string(s->arena.slots()) + " tokens, cannot take " + std::to_string(n) + " more");
+  for (int64_t i = 0; i < n; ++i) {
+    s->arena.positions()[s->length + i] = positions[static_cast<std::size_t>(i)];
+    if (s->arena.branches() != nullptr) s->arena.branches()[s->length + i] = 0;
+  }
+  s->length += n;
+  set_live(bytes_.live + live_bytes(n));
+  return ok_status();
+}
+
 SequenceInfo StaticCacheStore::info(SequenceId seq) const {
   const Sequence& s = get(seq);
   return {s.length, s.length, s.arena.slots(), 0};

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "core/backend/backend.h"
 #include "core/cache/checked_cache_store.h"
 #include "core/model/transformer.h"
 #include "core/plugin/sdk.h"
@@ -19,6 +20,11 @@ BlockDiffusionVerifier::BlockDiffusionVerifier(const OptionValues& options,
   settings_.steps = steps > 0 ? steps : model_.block;
   settings_.threshold = options.get_float("threshold");
   settings_.entropy_bound = options.get_float("entropy_bound");
+  if (options.get_bool("fixed_shape")) {
+    Backend* backend = sdk::value_or_refuse(services.backend());
+    fixed_ = sdk::value_or_refuse(
+        FixedShapeStep::create(target, *backend, model_.block, services.max_tokens()));
+  }
   if (model_.block > services.max_batch())
     throw sdk::Refusal(
         invalid_argument("the model's blocks are " + std::to_string(model_.block) +
@@ -34,7 +40,8 @@ Status BlockDiffusionVerifier::prefill(DecodeContext& context, SequenceState& la
         std::to_string(block) +
         "; a block-diffusion lane is prefilled block by block by this verifier");
   const auto whole = static_cast<int64_t>(lane.tokens.size()) / block * block;
-  const int64_t per_forward = context.target.max_batch() / block * block;
+  // The fixed-shape step takes one block per call; the forward, as many as fit.
+  const int64_t per_forward = fixed_ ? block : context.target.max_batch() / block * block;
   for (int64_t begin = lane.cached; begin < whole; begin += per_forward) {
     const int64_t end = std::min(whole, begin + per_forward);
     batch_.clear();
@@ -45,8 +52,7 @@ Status BlockDiffusionVerifier::prefill(DecodeContext& context, SequenceState& la
       last = add_block(batch_, lane.id, lane.branch, tokens, static_cast<int32_t>(b),
                        block_id_at(b, block), kWriteKv, last);
     }
-    RETURN_IF_ERROR(context.target.forward(context.cache, batch_).status());
-    ++context.counters.target_forwards;
+    RETURN_IF_ERROR(run_forward(context, batch_).status());
     ++context.counters.commit_forwards;
     lane.cached = end;
   }
@@ -86,28 +92,43 @@ Status BlockDiffusionVerifier::start_blocks(DecodeContext& context,
   return ok_status();
 }
 
+Result<std::span<const float>> BlockDiffusionVerifier::run_forward(DecodeContext& context,
+                                                                   const Batch& batch) {
+  ++context.counters.target_forwards;
+  if (fixed_) return fixed_->run(context.cache, batch);
+  return context.target.forward(context.cache, batch);
+}
+
+bool BlockDiffusionVerifier::masked(const LaneBlock& block) const {
+  return std::find(block.tokens.begin(), block.tokens.end(), model_.mask) != block.tokens.end();
+}
+
 Status BlockDiffusionVerifier::denoise(DecodeContext& context, std::span<const LaneStep> lanes) {
   const int block = model_.block;
   const auto vocab = static_cast<std::size_t>(model_.vocab);
+  // The forward takes every lane's block at once; the fixed-shape step one.
+  const std::size_t group = fixed_ ? 1 : lanes.size();
   for (int step = 0; step < settings_.steps; ++step) {
-    batch_.clear();
-    for (std::size_t i = 0; i < lanes.size(); ++i) {
-      LaneBlock& b = blocks_[i];
-      if (std::find(b.tokens.begin(), b.tokens.end(), model_.mask) == b.tokens.end()) continue;
-      b.row = batch_.size();
-      add_block(batch_, lanes[i].lane->id, lanes[i].lane->branch, b.tokens,
-                static_cast<int32_t>(b.start), block_id_at(b.start, block), kOutputLogits, -1);
-    }
-    if (batch_.empty()) return ok_status();
-    ASSIGN_OR_RETURN(std::span<const float> logits, context.target.forward(context.cache, batch_));
-    ++context.counters.target_forwards;
-    ++context.counters.denoise_forwards;
-    for (std::size_t i = 0; i < lanes.size(); ++i) {
-      LaneBlock& b = blocks_[i];
-      if (std::find(b.tokens.begin(), b.tokens.end(), model_.mask) == b.tokens.end()) continue;
-      const std::span<const float> rows = logits.subspan(static_cast<std::size_t>(b.row) * vocab,
-                                                         static_cast<std::size_t>(block) * vocab);
-      unmasker_.step(model_, settings_, step, rows, b.tokens, lanes[i].lane->sampler);
+    for (std::size_t first = 0; first < lanes.size(); first += group) {
+      const std::size_t last = std::min(lanes.size(), first + group);
+      batch_.clear();
+      for (std::size_t i = first; i < last; ++i) {
+        LaneBlock& b = blocks_[i];
+        if (!masked(b)) continue;
+        b.row = batch_.size();
+        add_block(batch_, lanes[i].lane->id, lanes[i].lane->branch, b.tokens,
+                  static_cast<int32_t>(b.start), block_id_at(b.start, block), kOutputLogits, -1);
+      }
+      if (batch_.empty()) continue;
+      ASSIGN_OR_RETURN(std::span<const float> logits, run_forward(context, batch_));
+      ++context.counters.denoise_forwards;
+      for (std::size_t i = first; i < last; ++i) {
+        LaneBlock& b = blocks_[i];
+        if (!masked(b)) continue;
+        const std::span<const float> rows = logits.subspan(static_cast<std::size_t>(b.row) * vocab,
+                                                           static_cast<std::size_t>(block) * vocab);
+        unmasker_.step(model_, settings_, step, rows, b.tokens, lanes[i].lane->sampler);
+      }
     }
   }
   return ok_status();
@@ -115,21 +136,35 @@ Status BlockDiffusionVerifier::denoise(DecodeContext& context, std::span<const L
 
 Status BlockDiffusionVerifier::commit(DecodeContext& context, std::span<const LaneStep> lanes) {
   const int block = model_.block;
-  batch_.clear();
-  commit_rows_.clear();
-  for (std::size_t i = 0; i < lanes.size(); ++i) {
-    LaneBlock& b = blocks_[i];
-    b.row = batch_.size();
-    add_block(batch_, lanes[i].lane->id, lanes[i].lane->branch, b.tokens,
-              static_cast<int32_t>(b.start), block_id_at(b.start, block), 0, -1);
-    for (int64_t t = 0; t < b.fits; ++t) commit_rows_.push_back(b.row + static_cast<int32_t>(t));
+  if (fixed_) {
+    // One block per step, its K/V written in place (as much as fits).
+    for (std::size_t i = 0; i < lanes.size(); ++i) {
+      const LaneBlock& b = blocks_[i];
+      batch_.clear();
+      int32_t parent = -1;
+      for (int t = 0; t < block; ++t)
+        parent = batch_.add(b.tokens[static_cast<std::size_t>(t)], lanes[i].lane->id,
+                            static_cast<int32_t>(b.start + t), parent, t < b.fits ? kWriteKv : 0,
+                            block_id_at(b.start, block), lanes[i].lane->branch);
+      RETURN_IF_ERROR(run_forward(context, batch_).status());
+      ++context.counters.commit_forwards;
+    }
+  } else {
+    batch_.clear();
+    commit_rows_.clear();
+    for (std::size_t i = 0; i < lanes.size(); ++i) {
+      LaneBlock& b = blocks_[i];
+      b.row = batch_.size();
+      add_block(batch_, lanes[i].lane->id, lanes[i].lane->branch, b.tokens,
+                static_cast<int32_t>(b.start), block_id_at(b.start, block), 0, -1);
+      for (int64_t t = 0; t < b.fits; ++t) commit_rows_.push_back(b.row + static_cast<int32_t>(t));
+    }
+    // K/V held pending, then only the rows that fit written (all but at the
+    // end of a bounded cache).
+    RETURN_IF_ERROR(run_forward(context, batch_).status());
+    ++context.counters.commit_forwards;
+    RETURN_IF_ERROR(context.target.commit_pending(context.cache, batch_, commit_rows_));
   }
-  // K/V held pending, then only the rows that fit written (all but at the
-  // end of a bounded cache).
-  RETURN_IF_ERROR(context.target.forward(context.cache, batch_).status());
-  ++context.counters.target_forwards;
-  ++context.counters.commit_forwards;
-  RETURN_IF_ERROR(context.target.commit_pending(context.cache, batch_, commit_rows_));
   for (std::size_t i = 0; i < lanes.size(); ++i) {
     const LaneBlock& b = blocks_[i];
     SequenceState& lane = *lanes[i].lane;

@@ -13,12 +13,19 @@
 //     last denoise saw masks), and the block's new tokens are emitted.
 // Lanes decode side by side: one denoise forward serves every lane still
 // masked, one commit forward all of them.
+//
+// decode.fixed_shape runs every forward through the fixed-shape step
+// (core/model/fixed_shape_step.h) instead: one block per call, the static
+// store's memory read under an additive mask and written by keep/insert, as
+// an exported embedded graph would; the same tokens, nothing allocated after
+// start.
 #pragma once
 
 #include <vector>
 
 #include "core/decode/verifier.h"
 #include "core/model/batch.h"
+#include "core/model/fixed_shape_step.h"
 #include "core/plugin/options.h"
 #include "core/plugin/services.h"
 #include "plugins/diffusion_common/diffusion_model.h"
@@ -49,6 +56,9 @@ class BlockDiffusionVerifier final : public Verifier {
   Status denoise(DecodeContext& context, std::span<const LaneStep> lanes);
   // The commit forward: writes each block's K/V (as much as fits) and emits it.
   Status commit(DecodeContext& context, std::span<const LaneStep> lanes);
+  // One forward of the target: the transformer, or the fixed-shape step.
+  Result<std::span<const float>> run_forward(DecodeContext& context, const Batch& batch);
+  bool masked(const LaneBlock& block) const;
 
   DiffusionModel model_;
   UnmaskSettings settings_;
@@ -56,6 +66,8 @@ class BlockDiffusionVerifier final : public Verifier {
   std::vector<LaneBlock> blocks_;
   std::vector<int32_t> commit_rows_;
   BlockUnmasker unmasker_;
+  // decode.fixed_shape: every forward through the fixed-shape step.
+  std::unique_ptr<FixedShapeStep> fixed_;
 };
 
 }  // namespace tessera

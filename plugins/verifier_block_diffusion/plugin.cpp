@@ -15,6 +15,10 @@ constexpr tessera::OptionSpec kOptions[] = {
      0, 0, "threshold|sequential|low_confidence|entropy_bounded"},
     {"threshold", tessera::OptionType::kFloat, "0.9",
      "confidence above which a candidate is revealed (unmask = \"threshold\")", 0, 1},
+    {"fixed_shape", tessera::OptionType::kBool, "false",
+     "run every forward through the fixed-shape step (one block, an additive mask over every "
+     "slot of the static store, a keep/insert cache update: the embedded graph); needs "
+     "cache.plugin = \"static\" with the identity codec"},
     {"entropy_bound", tessera::OptionType::kFloat, "0.35",
      "summed entropy (nats) of the candidates one step reveals (unmask = \"entropy_bounded\")", 0,
      1e6},

@@ -13,6 +13,7 @@
 namespace tessera {
 namespace {
 
+using testing::Generated;
 using testing::make_engine;
 using testing::request_for;
 using testing::run;
@@ -54,8 +55,8 @@ TEST(BlockDiffusion, GreedyFromBosPrintsTheReferenceTextWithItsForwardCounts) {
 // Sampling, every rule: no emitted token is the mask.
 TEST(BlockDiffusion, TheMaskTokenIsNeverEmitted) {
   for (const std::string rule : {"threshold", "sequential", "low_confidence", "entropy_bounded"}) {
-    auto engine = make_engine(kModel, diffusion("unmask = \"" + rule + "\"\n") +
-                                          "[sampling]\ntemperature = 1.5\n");
+    auto engine = make_engine(
+        kModel, diffusion("unmask = \"" + rule + "\"\n") + "[sampling]\ntemperature = 1.5\n");
     ASSERT_NE(engine, nullptr);
     for (uint64_t seed = 1; seed <= (testing::kSanitized ? 1u : 4u); ++seed) {
       const auto out = run(*engine, from_bos(*engine, 64, seed));
@@ -152,6 +153,24 @@ TEST(BlockDiffusion, BranchesDecodeTheSameInBothLayouts) {
   EXPECT_EQ(got[0], got[1]);
   EXPECT_EQ(got[0][0].size(), 24u);
   EXPECT_NE(got[0][0], got[0][1]);
+}
+
+// decode.fixed_shape: every forward through the fixed-shape step gives the
+// dynamic path's tokens and denoise forwards (the prompt's blocks are
+// prefilled one per step, so commits differ by the prompt's blocks).
+TEST(BlockDiffusion, TheFixedShapeStepDecodesTheSameTokens) {
+  for (const std::string prompt : {"", "Tom went to the park with his dog. They"}) {
+    Generated got[2];
+    for (int fixed = 0; fixed < 2; ++fixed) {
+      auto engine = make_engine(
+          kModel, diffusion(fixed ? "fixed_shape = true\n" : "") + "[cache]\nmax_tokens = 256\n");
+      ASSERT_NE(engine, nullptr);
+      got[fixed] =
+          run(*engine, prompt.empty() ? from_bos(*engine, 64) : request_for(*engine, prompt, 64));
+    }
+    EXPECT_EQ(got[0].tokens, got[1].tokens) << prompt;
+    EXPECT_EQ(got[0].stats.decode.denoise_forwards, got[1].stats.decode.denoise_forwards);
+  }
 }
 
 TEST(BlockDiffusion, AnAutoregressiveModelIsRefusedClearly) {

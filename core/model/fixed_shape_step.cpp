@@ -1,0 +1,134 @@
+#include "core/model/fixed_shape_step.h"
+
+#include <cmath>
+#include <string>
+
+namespace tessera {
+namespace {
+
+Tensor f32(float* data, std::initializer_list<int64_t> shape) {
+  return Tensor::contiguous(data, DType::kF32, shape);
+}
+
+}  // namespace
+
+FixedShapeStep::FixedShapeStep(const LoadedModel& model, Backend& backend)
+    : model_(model), backend_(backend) {}
+
+Result<std::unique_ptr<FixedShapeStep>> FixedShapeStep::create(const LoadedModel& model,
+                                                               Backend& backend, int block,
+                                                               int64_t slots) {
+  if (block < 1 || slots < 1)
+    return invalid_argument("a fixed-shape step needs a block and a cache of at least one token");
+  std::unique_ptr<FixedShapeStep> step(new FixedShapeStep(model, backend));
+  RETURN_IF_ERROR(step->allocate(block, slots));
+  return step;
+}
+
+Status FixedShapeStep::allocate(int block, int64_t slots) {
+  const ModelConfig& c = model_.config;
+  const auto n = static_cast<std::size_t>(block);
+  const auto take = [&](std::size_t floats, float*& out) -> Status {
+    ASSIGN_OR_RETURN(std::unique_ptr<Buffer> buffer, backend_.allocate(floats * sizeof(float)));
+    out = static_cast<float*>(buffer->data());
+    buffers_.push_back(std::move(buffer));
+    return ok_status();
+  };
+  const auto q_width = static_cast<std::size_t>(c.n_heads) * static_cast<std::size_t>(c.head_dim);
+  const auto kv_width =
+      static_cast<std::size_t>(c.n_kv_heads) * static_cast<std::size_t>(c.head_dim);
+  RETURN_IF_ERROR(take(n * static_cast<std::size_t>(c.dim), x_));
+  RETURN_IF_ERROR(take(n * static_cast<std::size_t>(c.dim), xb_));
+  RETURN_IF_ERROR(take(n * q_width, q_));
+  RETURN_IF_ERROR(take(n * kv_width, k_));
+  RETURN_IF_ERROR(take(n * kv_width, v_));
+  RETURN_IF_ERROR(take(n * q_width, attn_));
+  RETURN_IF_ERROR(take(n * static_cast<std::size_t>(c.hidden_dim), gate_));
+  RETURN_IF_ERROR(take(n * static_cast<std::size_t>(c.hidden_dim), up_));
+  RETURN_IF_ERROR(take(n * static_cast<std::size_t>(c.vocab_size), logits_));
+  inputs_.reserve(block, slots);
+  return ok_status();
+}
+
+Status FixedShapeStep::attend(CheckedCacheStore& cache, SequenceId seq, int layer) {
+  const ModelConfig& c = model_.config;
+  const int64_t n = inputs_.block;
+  ASSIGN_OR_RETURN(const DenseLayerKV dense, cache.dense_layer(seq, layer));
+  MaskedAttentionParams params;
+  params.q = f32(q_, {n, c.n_heads, c.head_dim});
+  params.cache_k = dense.k;
+  params.cache_v = dense.v;
+  params.batch_k = f32(k_, {n, c.n_kv_heads, c.head_dim});
+  params.batch_v = f32(v_, {n, c.n_kv_heads, c.head_dim});
+  params.mask = f32(inputs_.mask.data(), {n, inputs_.slots + n});
+  params.out = f32(attn_, {n, c.n_heads, c.head_dim});
+  backend_.masked_attention(params);
+  const Tensor keep = f32(inputs_.keep.data(), {inputs_.slots});
+  const Tensor insert = f32(inputs_.insert.data(), {inputs_.slots, n});
+  backend_.cache_update(dense.k, keep, insert, params.batch_k);
+  backend_.cache_update(dense.v, keep, insert, params.batch_v);
+  return ok_status();
+}
+
+Result<std::span<const float>> FixedShapeStep::run(CheckedCacheStore& cache, const Batch& batch) {
+  const ModelConfig& c = model_.config;
+  const ModelWeights& w = model_.weights;
+  if (cache.stored_keys() != StoredKeys::kRotated)
+    return failed_precondition(
+        "the fixed-shape step writes keys rotated; set cache.codec_stage = \"post_rope\"");
+  if (batch.empty()) return invalid_argument("a fixed-shape step needs at least one token");
+  const SequenceId seq = batch.seqs()[0];
+  if (auto probe = cache.dense_layer(seq, 0); !probe.ok())
+    return probe.status().with_context(
+        "the fixed-shape step reads and writes the cache in place: it needs cache.plugin = "
+        "\"static\" with cache.codec.plugin = \"identity\"");
+  ASSIGN_OR_RETURN(const SequenceInfo info, cache.info(seq));
+  if (info.capacity != inputs_.slots)
+    return invalid_argument("the fixed-shape step was built for " + std::to_string(inputs_.slots) +
+                            " cache slots, the sequence has " + std::to_string(info.capacity));
+  RETURN_IF_ERROR(build_fixed_step_inputs(batch, info.stored, c.mask_token_id >= 0 ? c.mask_token_id : 0,
+                                          inputs_));
+
+  const int64_t n = inputs_.block;
+  const Tensor x = f32(x_, {n, c.dim});
+  const Tensor xb = f32(xb_, {n, c.dim});
+  const Tensor q = f32(q_, {n, c.n_heads, c.head_dim});
+  const Tensor k = f32(k_, {n, c.n_kv_heads, c.head_dim});
+  const int64_t q_width = static_cast<int64_t>(c.n_heads) * c.head_dim;
+  const int64_t kv_width = static_cast<int64_t>(c.n_kv_heads) * c.head_dim;
+  const Tensor gate = f32(gate_, {n, c.hidden_dim});
+  const Tensor up = f32(up_, {n, c.hidden_dim});
+  backend_.embedding(w.token_embedding, inputs_.tokens, x);
+  for (int l = 0; l < c.n_layers; ++l) {
+    const LayerWeights& lw = w.layers[static_cast<std::size_t>(l)];
+    backend_.rms_norm(x, lw.attn_norm, c.rms_eps, xb);
+    backend_.matmul(xb, lw.wq, f32(q_, {n, q_width}));
+    backend_.matmul(xb, lw.wk, f32(k_, {n, kv_width}));
+    backend_.matmul(xb, lw.wv, f32(v_, {n, kv_width}));
+    backend_.rope(q, inputs_.positions, c.rope_theta);
+    backend_.rope(k, inputs_.positions, c.rope_theta);
+    RETURN_IF_ERROR(attend(cache, seq, l));
+    backend_.matmul(f32(attn_, {n, q_width}), lw.wo, xb);
+    backend_.add(x, xb, x);
+    backend_.rms_norm(x, lw.ffn_norm, c.rms_eps, xb);
+    backend_.matmul(xb, lw.w1, gate);
+    backend_.matmul(xb, lw.w3, up);
+    backend_.swiglu(gate, up, gate);
+    backend_.matmul(gate, lw.w2, xb);
+    backend_.add(x, xb, x);
+  }
+  backend_.rms_norm(x, w.output_norm, c.rms_eps, xb);
+  backend_.matmul(xb, w.output, f32(logits_, {n, c.vocab_size}));
+  const std::size_t real = static_cast<std::size_t>(inputs_.real_tokens) *
+                           static_cast<std::size_t>(c.vocab_size);
+  for (std::size_t i = 0; i < real; ++i)
+    if (!std::isfinite(logits_[i]))
+      return data_loss("the fixed-shape step of " + model_.path + " produced a non-finite logit");
+  // The slots written in place become the sequence's entries.
+  if (!inputs_.written_positions.empty())
+    RETURN_IF_ERROR(cache.append_in_place(seq, inputs_.written_positions));
+  return std::span<const float>(logits_, static_cast<std::size_t>(n) *
+                                             static_cast<std::size_t>(c.vocab_size));
+}
+
+}  // namespace tessera
