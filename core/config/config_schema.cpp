@@ -125,8 +125,10 @@ constexpr ConfigKey kCoreKeys[] = {
      .spec = {.name = "verifier",
               .type = kString,
               .default_value = "\"ar\"",
-              .description = "Verifier plugin that accepts drafted tokens; \"ar\" is plain "
-                             "autoregressive decoding"}},
+              .description = "Verifier plugin that runs the target and decides what is emitted: "
+                             "\"ar\" checks drafts autoregressively (plain decoding without "
+                             "them); \"block_diffusion\" decodes a block-diffusion model block by "
+                             "block"}},
     {.section = "decode",
      .spec = {.name = "max_tokens",
               .type = kInt,

@@ -1,6 +1,8 @@
 #include "core/model/fixed_shape_step.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 namespace tessera {
@@ -47,6 +49,26 @@ Status FixedShapeStep::allocate(int block, int64_t slots) {
   RETURN_IF_ERROR(take(n * static_cast<std::size_t>(c.hidden_dim), up_));
   RETURN_IF_ERROR(take(n * static_cast<std::size_t>(c.vocab_size), logits_));
   inputs_.reserve(block, slots);
+  // Attention once over an all-hidden mask (zeros out, nothing read): the
+  // backend sizes its scratch for these shapes now, so run() allocates nothing.
+  std::fill(inputs_.mask.begin(), inputs_.mask.end(), -std::numeric_limits<float>::infinity());
+  ASSIGN_OR_RETURN(std::unique_ptr<Buffer> dummy_cache,
+                   backend_.allocate(static_cast<std::size_t>(slots) * kv_width * sizeof(float)));
+  const auto blk = static_cast<int64_t>(block);
+  const Tensor cache =
+      f32(static_cast<float*>(dummy_cache->data()), {c.n_kv_heads, slots, c.head_dim});
+  MaskedAttentionParams warm;
+  warm.q = f32(q_, {blk, c.n_heads, c.head_dim});
+  warm.cache_k = cache;
+  warm.cache_v = cache;
+  warm.batch_k = f32(k_, {blk, c.n_kv_heads, c.head_dim});
+  warm.batch_v = f32(v_, {blk, c.n_kv_heads, c.head_dim});
+  warm.mask = f32(inputs_.mask.data(), {blk, slots + blk});
+  warm.out = f32(attn_, {blk, c.n_heads, c.head_dim});
+  backend_.masked_attention(warm);
+  // Likewise RoPE's table for this head size (zeros rotated at position 0).
+  std::fill_n(q_, static_cast<std::size_t>(blk) * q_width, 0.0f);
+  backend_.rope(warm.q, inputs_.positions, c.rope_theta);
   return ok_status();
 }
 
@@ -86,8 +108,8 @@ Result<std::span<const float>> FixedShapeStep::run(CheckedCacheStore& cache, con
   if (info.capacity != inputs_.slots)
     return invalid_argument("the fixed-shape step was built for " + std::to_string(inputs_.slots) +
                             " cache slots, the sequence has " + std::to_string(info.capacity));
-  RETURN_IF_ERROR(build_fixed_step_inputs(batch, info.stored, c.mask_token_id >= 0 ? c.mask_token_id : 0,
-                                          inputs_));
+  RETURN_IF_ERROR(build_fixed_step_inputs(batch, info.stored,
+                                          c.mask_token_id >= 0 ? c.mask_token_id : 0, inputs_));
 
   const int64_t n = inputs_.block;
   const Tensor x = f32(x_, {n, c.dim});
@@ -119,16 +141,16 @@ Result<std::span<const float>> FixedShapeStep::run(CheckedCacheStore& cache, con
   }
   backend_.rms_norm(x, w.output_norm, c.rms_eps, xb);
   backend_.matmul(xb, w.output, f32(logits_, {n, c.vocab_size}));
-  const std::size_t real = static_cast<std::size_t>(inputs_.real_tokens) *
-                           static_cast<std::size_t>(c.vocab_size);
+  const std::size_t real =
+      static_cast<std::size_t>(inputs_.real_tokens) * static_cast<std::size_t>(c.vocab_size);
   for (std::size_t i = 0; i < real; ++i)
     if (!std::isfinite(logits_[i]))
       return data_loss("the fixed-shape step of " + model_.path + " produced a non-finite logit");
   // The slots written in place become the sequence's entries.
   if (!inputs_.written_positions.empty())
     RETURN_IF_ERROR(cache.append_in_place(seq, inputs_.written_positions));
-  return std::span<const float>(logits_, static_cast<std::size_t>(n) *
-                                             static_cast<std::size_t>(c.vocab_size));
+  return std::span<const float>(
+      logits_, static_cast<std::size_t>(n) * static_cast<std::size_t>(c.vocab_size));
 }
 
 }  // namespace tessera

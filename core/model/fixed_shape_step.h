@@ -15,8 +15,9 @@
 // What varies (how much is written, which tokens are real, which are
 // written) is data in the mask and in keep/insert (fixed_step_inputs.h), so
 // a denoise step (nothing written) and a commit step (the block written) are
-// the same function. Everything is allocated by create(); run() allocates
-// nothing. It needs a store that keeps a sequence as a dense f32 tensor
+// the same function. Everything is allocated by create(), which also runs the
+// attention once over an all-hidden mask so the backend sizes its scratch;
+// run() allocates nothing. It needs a store that keeps a sequence as a dense f32 tensor
 // (cache.plugin = "static" with the identity codec) and keys stored rotated.
 #pragma once
 

@@ -48,8 +48,8 @@ Status build_fixed_step_inputs(const Batch& batch, int64_t stored, int32_t pad_t
     const bool real = i < static_cast<std::size_t>(n);
     in.tokens[i] = real ? batch.tokens()[i] : pad_token;
     in.positions[i] =
-        real ? batch.positions()[i] : batch.positions()[static_cast<std::size_t>(n - 1)] +
-                                          static_cast<int32_t>(i) - n + 1;
+        real ? batch.positions()[i]
+             : batch.positions()[static_cast<std::size_t>(n - 1)] + static_cast<int32_t>(i) - n + 1;
   }
   build_in_batch_visibility(batch, 0, n, in.visibility);
   const auto words = static_cast<std::size_t>((n + 63) / 64);
