@@ -25,7 +25,12 @@ BlockDiffusionVerifier::BlockDiffusionVerifier(const OptionValues& options,
     fixed_ = sdk::value_or_refuse(
         FixedShapeStep::create(target, *backend, model_.block, services.max_tokens()));
   }
-  if (model_.block > services.max_batch())
+  fuse_commit_ = options.get_bool("fuse_commit");
+  if (fuse_commit_ && fixed_)
+    throw sdk::Refusal(invalid_argument(
+        "decode.fuse_commit carries two blocks in one forward, and the fixed-shape step takes "
+        "one; set decode.fuse_commit = false with decode.fixed_shape = true"));
+  if (model_.block * (fuse_commit_ ? 2 : 1) > services.max_batch())
     throw sdk::Refusal(
         invalid_argument("the model's blocks are " + std::to_string(model_.block) +
                          " tokens, more than one forward carries (decode.max_batch = " +
@@ -39,7 +44,10 @@ Status BlockDiffusionVerifier::prefill(DecodeContext& context, SequenceState& la
         "the lane's cache holds " + std::to_string(lane.cached) + " tokens, not whole blocks of " +
         std::to_string(block) +
         "; a block-diffusion lane is prefilled block by block by this verifier");
-  const auto whole = static_cast<int64_t>(lane.tokens.size()) / block * block;
+  auto whole = static_cast<int64_t>(lane.tokens.size()) / block * block;
+  // With fuse_commit the last whole block waits: the next block's first
+  // denoise forward writes it.
+  if (fuse_commit_) whole = std::max(lane.cached, whole - block);
   // The fixed-shape step takes one block per call; the forward, as many as fit.
   const int64_t per_forward = fixed_ ? block : context.target.max_batch() / block * block;
   for (int64_t begin = lane.cached; begin < whole; begin += per_forward) {
@@ -75,18 +83,19 @@ Status BlockDiffusionVerifier::start_blocks(DecodeContext& context,
       return invalid_argument("verifier 'block_diffusion' takes no drafts");
     RETURN_IF_ERROR(prefill(context, lane));
     LaneBlock& b = blocks_[i];
-    b.start = lane.cached;
-    b.fixed = static_cast<int>(static_cast<int64_t>(lane.tokens.size()) - lane.cached);
-    b.tokens.assign(lane.tokens.begin() + static_cast<std::ptrdiff_t>(lane.cached),
-                    lane.tokens.end());
+    // A whole block still waiting (fuse_commit) rides with the first denoise.
+    b.carry = static_cast<int64_t>(lane.tokens.size()) - lane.cached >= block ? block : 0;
+    b.start = lane.cached + b.carry;
+    b.fixed = static_cast<int>(static_cast<int64_t>(lane.tokens.size()) - b.start);
+    b.tokens.assign(lane.tokens.begin() + static_cast<std::ptrdiff_t>(b.start), lane.tokens.end());
     b.tokens.resize(static_cast<std::size_t>(block), model_.mask);
     b.fits = block;
     if (!bounded) continue;
     // Lanes in one sequence (branches) share its room, in lane order.
     ASSIGN_OR_RETURN(const SequenceInfo info, context.cache.info(lane.id));
-    int64_t room = lane.capacity - info.stored;
+    int64_t room = lane.capacity - info.stored - b.carry;
     for (std::size_t j = 0; j < i; ++j)
-      if (lanes[j].lane->id == lane.id) room -= blocks_[j].fits;
+      if (lanes[j].lane->id == lane.id) room -= blocks_[j].carry + blocks_[j].fits;
     b.fits = std::clamp<int64_t>(room, 0, block);
   }
   return ok_status();
@@ -112,12 +121,25 @@ Status BlockDiffusionVerifier::denoise(DecodeContext& context, std::span<const L
     for (std::size_t first = 0; first < lanes.size(); first += group) {
       const std::size_t last = std::min(lanes.size(), first + group);
       batch_.clear();
+      int32_t logit_rows = 0;  // rows come back for the kOutputLogits tokens only
       for (std::size_t i = first; i < last; ++i) {
         LaneBlock& b = blocks_[i];
         if (!masked(b)) continue;
-        b.row = batch_.size();
-        add_block(batch_, lanes[i].lane->id, lanes[i].lane->branch, b.tokens,
-                  static_cast<int32_t>(b.start), block_id_at(b.start, block), kOutputLogits, -1);
+        const SequenceState& lane = *lanes[i].lane;
+        int32_t parent = -1;
+        if (step == 0 && b.carry > 0) {
+          // The previous block, clean, written by this forward; the masked
+          // block chained after its last token sees all of it.
+          const std::span<const int32_t> carried(lane.tokens.data() + (b.start - b.carry),
+                                                 static_cast<std::size_t>(b.carry));
+          parent = add_block(batch_, lane.id, lane.branch, carried,
+                             static_cast<int32_t>(b.start - b.carry),
+                             block_id_at(b.start - b.carry, block), kWriteKv, -1);
+        }
+        b.row = logit_rows;
+        logit_rows += block;
+        add_block(batch_, lane.id, lane.branch, b.tokens, static_cast<int32_t>(b.start),
+                  block_id_at(b.start, block), kOutputLogits, parent);
       }
       if (batch_.empty()) continue;
       ASSIGN_OR_RETURN(std::span<const float> logits, run_forward(context, batch_));
@@ -136,7 +158,10 @@ Status BlockDiffusionVerifier::denoise(DecodeContext& context, std::span<const L
 
 Status BlockDiffusionVerifier::commit(DecodeContext& context, std::span<const LaneStep> lanes) {
   const int block = model_.block;
-  if (fixed_) {
+  if (fuse_commit_) {
+    // The block waits uncached; the next step's first forward writes it.
+    for (std::size_t i = 0; i < lanes.size(); ++i) blocks_[i].fits = 0;
+  } else if (fixed_) {
     // One block per step, its K/V written in place (as much as fits).
     for (std::size_t i = 0; i < lanes.size(); ++i) {
       const LaneBlock& b = blocks_[i];

@@ -19,6 +19,11 @@
 // store's memory read under an additive mask and written by keep/insert, as
 // an exported embedded graph would; the same tokens, nothing allocated after
 // start.
+//
+// decode.fuse_commit drops the commit forward: the finished block waits
+// uncached, and the next step's first denoise forward carries it (clean,
+// kWriteKv) with the new masked block chained after it: the same
+// computation, one forward per block fewer.
 #pragma once
 
 #include <vector>
@@ -43,6 +48,7 @@ class BlockDiffusionVerifier final : public Verifier {
  private:
   // One lane's block in this step.
   struct LaneBlock {
+    int64_t carry = 0;  // a whole block before it still to write (fuse_commit), or 0
     int64_t start = 0;  // its first position (a multiple of the block size)
     int fixed = 0;      // leading tokens given (the prompt's partial block)
     int32_t row = 0;    // its first token's index in the current batch
@@ -68,6 +74,9 @@ class BlockDiffusionVerifier final : public Verifier {
   BlockUnmasker unmasker_;
   // decode.fixed_shape: every forward through the fixed-shape step.
   std::unique_ptr<FixedShapeStep> fixed_;
+  // decode.fuse_commit: a finished block is written by the next block's
+  // first denoise forward instead of a commit forward of its own.
+  bool fuse_commit_ = false;
 };
 
 }  // namespace tessera

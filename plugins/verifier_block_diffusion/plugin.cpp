@@ -19,6 +19,10 @@ constexpr tessera::OptionSpec kOptions[] = {
      "run every forward through the fixed-shape step (one block, an additive mask over every "
      "slot of the static store, a keep/insert cache update: the embedded graph); needs "
      "cache.plugin = \"static\" with the identity codec"},
+    {"fuse_commit", tessera::OptionType::kBool, "false",
+     "write a finished block's K/V in the next block's first denoise forward (the clean block "
+     "and the masked one chained after it, one batch) instead of a commit forward of its own: "
+     "the same tokens, one forward per block fewer"},
     {"entropy_bound", tessera::OptionType::kFloat, "0.35",
      "summed entropy (nats) of the candidates one step reveals (unmask = \"entropy_bounded\")", 0,
      1e6},

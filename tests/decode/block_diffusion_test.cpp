@@ -173,6 +173,29 @@ TEST(BlockDiffusion, TheFixedShapeStepDecodesTheSameTokens) {
   }
 }
 
+// decode.fuse_commit: a finished block is written by the next block's first
+// denoise forward (two blocks in one batch): the same tokens, the same
+// denoise forwards, no commit forwards but the prompt's.
+TEST(BlockDiffusion, FusedCommitsDecodeTheSameTokensWithFewerForwards) {
+  for (const std::string prompt : {"", "Tom went to the park with his dog. They"}) {
+    Generated got[2];
+    for (int fused = 0; fused < 2; ++fused) {
+      auto engine = make_engine(kModel, diffusion(fused ? "fuse_commit = true\n" : ""));
+      ASSERT_NE(engine, nullptr);
+      got[fused] =
+          run(*engine, prompt.empty() ? from_bos(*engine, 64) : request_for(*engine, prompt, 64));
+    }
+    EXPECT_EQ(got[0].tokens, got[1].tokens) << prompt;
+    EXPECT_EQ(got[0].stats.decode.denoise_forwards, got[1].stats.decode.denoise_forwards);
+    EXPECT_LE(got[1].stats.decode.commit_forwards, 1);
+    EXPECT_GE(got[0].stats.decode.commit_forwards, 16);
+  }
+  auto refused =
+      support::shared_model_engine(kModel, diffusion("fuse_commit = true\nfixed_shape = true\n"));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("fuse_commit"), std::string::npos);
+}
+
 TEST(BlockDiffusion, AnAutoregressiveModelIsRefusedClearly) {
   auto engine = support::shared_model_engine("tok512-ar-1m.gguf", diffusion());
   ASSERT_FALSE(engine.ok());
