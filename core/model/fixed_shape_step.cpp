@@ -5,6 +5,8 @@
 #include <limits>
 #include <string>
 
+#include "core/model/feed_forward.h"
+
 namespace tessera {
 namespace {
 
@@ -132,12 +134,7 @@ Result<std::span<const float>> FixedShapeStep::run(CheckedCacheStore& cache, con
     RETURN_IF_ERROR(attend(cache, seq, l));
     backend_.matmul(f32(attn_, {n, q_width}), lw.wo, xb);
     backend_.add(x, xb, x);
-    backend_.rms_norm(x, lw.ffn_norm, c.rms_eps, xb);
-    backend_.matmul(xb, lw.w1, gate);
-    backend_.matmul(xb, lw.w3, up);
-    backend_.swiglu(gate, up, gate);
-    backend_.matmul(gate, lw.w2, xb);
-    backend_.add(x, xb, x);
+    feed_forward_block(backend_, lw, c.rms_eps, x, xb, gate, up);
   }
   backend_.rms_norm(x, w.output_norm, c.rms_eps, xb);
   backend_.matmul(xb, w.output, f32(logits_, {n, c.vocab_size}));

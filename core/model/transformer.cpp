@@ -7,6 +7,7 @@
 
 #include "core/cache/checked_cache_store.h"
 #include "core/model/batch_visibility.h"
+#include "core/model/feed_forward.h"
 #include "core/model/weight_check.h"
 #include "core/util/strings.h"
 
@@ -399,13 +400,7 @@ Status Transformer::forward_chunk(CheckedCacheStore& cache, const Batch& batch, 
     backend_.matmul(attn_flat, lw.wo, xb);
     backend_.add(x, xb, x);
 
-    // Feed-forward block: x += w2 * (silu(w1 * norm(x)) * (w3 * norm(x))).
-    backend_.rms_norm(x, lw.ffn_norm, c.rms_eps, xb);
-    backend_.matmul(xb, lw.w1, gate);
-    backend_.matmul(xb, lw.w3, up);
-    backend_.swiglu(gate, up, gate);
-    backend_.matmul(gate, lw.w2, xb);
-    backend_.add(x, xb, x);
+    feed_forward_block(backend_, lw, c.rms_eps, x, xb, gate, up);
   }
 
   if (!output_rows_.empty()) RETURN_IF_ERROR(output_logits(first_row, positions, options));
