@@ -40,7 +40,7 @@ TreeProposer::TreeProposer(const OptionValues& options, PluginServices& services
   if (!drafter_->can_expand())
     throw sdk::Refusal(invalid_argument("decode.tree_drafter: proposer '" + name +
                                         "' cannot expand a tree; choose one that can (self_draft, "
-                                        "ar_draft, ngram)"));
+                                        "ar_draft, ngram, dlm)"));
 }
 
 Status TreeProposer::begin(DecodeContext& context, SequenceState& lane) {

@@ -1,5 +1,5 @@
 // The `tree` proposer: an EAGLE-2-style dynamic draft tree over any drafter
-// that can expand (decode.tree_drafter: self_draft, ar_draft, ngram, ...).
+// that can expand (decode.tree_drafter: self_draft, ar_draft, ngram, dlm, ...).
 // Expand the root's top decode.tree_top_k tokens; then decode.tree_depth - 1
 // times expand the frontier (the top-k candidates of the last level by
 // cumulative log-probability) in one drafter forward, each frontier node's

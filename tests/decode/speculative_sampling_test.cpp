@@ -4,92 +4,23 @@
 // a chain (stories260K drafting for tok512-ar-1m) and for a tree over it.
 #include <gtest/gtest.h>
 
-#include <map>
-#include <string>
-#include <utility>
-#include <vector>
-
-#include "tests/decode/chi_square.h"
-#include "tests/decode/spec_test_util.h"
+#include "tests/decode/target_distribution_fit.h"
 
 namespace tessera {
 namespace {
 
-using testing::make_engine;
-
 constexpr int kSeeds = testing::kSanitized ? 150 : 1600;
 
-constexpr const char* kSampling =
-    "[sampling]\ntemperature = 0.9\ntop_k = 20\ntop_p = 0.95\nseed = 1\n";
-constexpr const char* kTarget = "tok512-ar-1m.gguf";
-constexpr const char* kPrompt = "Once upon a time, there was a";
-
-// The target's sampling distribution after `tokens`.
-std::vector<float> target_distribution(Engine& plain, const std::vector<int32_t>& tokens) {
-  const auto vocab = static_cast<std::size_t>(plain.model().config.vocab_size);
-  const std::vector<float> all = testing::batched_logits(plain, tokens, tokens.size());
-  std::vector<float> p;
-  Sampler(plain.sampling()).distribution(std::span(all).last(vocab), p);
-  return p;
-}
-
-struct Fits {
-  testing::ChiSquare first, pair;
-};
-
-Fits fit(const std::string& decode) {
-  auto plain = make_engine(kTarget, kSampling);
-  auto spec = make_engine(kTarget, std::string(kSampling) + "[decode]\n" + decode);
-  if (!plain || !spec) return {};
-  const GenerationRequest base = testing::request_for(*plain, kPrompt, 2);
-  std::map<int32_t, int64_t> first;
-  std::map<std::pair<int32_t, int32_t>, int64_t> pairs;
-  int64_t accepted = 0;
-  for (int seed = 0; seed < kSeeds; ++seed) {
-    GenerationRequest request = base;
-    request.seed = 1000 + static_cast<uint64_t>(seed);
-    const testing::Generated got = testing::run(*spec, request);
-    if (got.tokens.size() != 2) return {};
-    ++first[got.tokens[0]];
-    ++pairs[{got.tokens[0], got.tokens[1]}];
-    accepted += got.stats.decode.accepted;
-  }
-  EXPECT_GT(accepted, kSeeds / 4) << "the draft should be accepted often";
-  // Expected: p(x1) and p(x1) p(x2 | x1) from the target alone.
-  const std::vector<float> p1 = target_distribution(*plain, base.prompt);
-  std::map<int32_t, double> want_first;
-  std::map<std::pair<int32_t, int32_t>, double> want_pairs;
-  for (std::size_t x1 = 0; x1 < p1.size(); ++x1) {
-    if (p1[x1] <= 0) continue;
-    want_first[static_cast<int32_t>(x1)] = p1[x1];
-    std::vector<int32_t> longer = base.prompt;
-    longer.push_back(static_cast<int32_t>(x1));
-    const std::vector<float> p2 = target_distribution(*plain, longer);
-    for (std::size_t x2 = 0; x2 < p2.size(); ++x2)
-      if (p2[x2] > 0)
-        want_pairs[{static_cast<int32_t>(x1), static_cast<int32_t>(x2)}] = p1[x1] * p2[x2];
-  }
-  return {testing::chi_square(first, want_first, kSeeds),
-          testing::chi_square(pairs, want_pairs, kSeeds)};
-}
-
-void expect_fits(const Fits& f) {
-  if (testing::kSanitized) return;  // too few seeds to judge a distribution
-  EXPECT_GT(f.first.degrees, 2);
-  EXPECT_GT(f.first.p_value, 1e-4)
-      << "first token: chi2 " << f.first.statistic << " on " << f.first.degrees << " df";
-  EXPECT_GT(f.pair.p_value, 1e-4) << "two tokens: chi2 " << f.pair.statistic << " on "
-                                  << f.pair.degrees << " df";
-}
-
 TEST(SpeculativeSampling, ChainKeepsTheTargetDistribution) {
-  expect_fits(fit("proposer = \"ar_draft\"\ndraft_model = \"stories260K.gguf\"\n"));
+  testing::expect_fits(testing::fit_target_distribution(
+      "proposer = \"ar_draft\"\ndraft_model = \"stories260K.gguf\"\n", kSeeds));
 }
 
 TEST(SpeculativeSampling, TreeKeepsTheTargetDistribution) {
-  expect_fits(
-      fit("proposer = \"tree\"\ntree_drafter = \"ar_draft\"\n"
-          "draft_model = \"stories260K.gguf\"\ntree_top_k = 3\ntree_depth = 3\n"));
+  testing::expect_fits(testing::fit_target_distribution(
+      "proposer = \"tree\"\ntree_drafter = \"ar_draft\"\n"
+      "draft_model = \"stories260K.gguf\"\ntree_top_k = 3\ntree_depth = 3\n",
+      kSeeds));
 }
 
 }  // namespace

@@ -1,0 +1,196 @@
+// The `dlm` proposer (tok512-sdar-1m, a block-diffusion model, drafting for
+// tok512-ar-1m) is lossless: greedy decoding emits exactly the tokens of
+// plain decoding of the target, as a chain and as a tree's drafter, on the
+// static and paged stores and a cache that fills up; sampled decoding keeps
+// the target's distribution; a drafter that is not a block-diffusion model on
+// the target's tokenizer is refused, saying what and how to fix.
+#include <gtest/gtest.h>
+
+#include <gmock/gmock.h>
+
+#include <string>
+#include <tuple>
+
+#include "tests/decode/spec_test_util.h"
+#include "tests/decode/target_distribution_fit.h"
+#include "tests/support/shared_model_engine.h"
+
+namespace tessera {
+namespace {
+
+using testing::Generated;
+using ::testing::HasSubstr;
+using testing::make_engine;
+using testing::request_for;
+
+constexpr const char* kTarget = "tok512-ar-1m.gguf";
+constexpr const char* kDlm = "draft_model = \"tok512-sdar-1m.gguf\"\n";
+
+struct StoreCase {
+  const char* name;
+  const char* cache;
+};
+
+constexpr StoreCase kStores[] = {
+    {"static", "[cache]\nplugin = \"static\"\n"},
+    {"paged", "[cache]\nplugin = \"paged\"\nblock_size = 16\n"},
+    // Fills up: both stop at the same token; the drafter's cache runs out of
+    // room for whole blocks too.
+    {"full", "[cache]\nplugin = \"static\"\nmax_tokens = 50\n"},
+};
+
+// Prompts of several lengths, so the lane's last token sits at every place
+// of a 4-token block ("" is BOS alone).
+constexpr const char* kPrompts[] = {"", "Once upon a time, there was a", testing::kRepetitivePrompt,
+                                    "The dog ran to the park"};
+
+struct ChainCase {
+  int draft_tokens;
+  int passes;
+};
+
+class DlmGreedy : public ::testing::TestWithParam<std::tuple<ChainCase, StoreCase>> {};
+
+// Plain greedy decoding of the target against `decode` drafting, prompt by prompt.
+void expect_plain_tokens(const StoreCase& store, const std::string& decode,
+                         int max_forwards_per_step) {
+  auto plain = make_engine(kTarget, store.cache);
+  auto spec = make_engine(kTarget, std::string(store.cache) + "[decode]\n" + decode);
+  ASSERT_NE(plain, nullptr);
+  ASSERT_NE(spec, nullptr);
+  for (const char* text : kPrompts) {
+    const GenerationRequest request = request_for(*plain, text, testing::kSanitized ? 16 : 64);
+    const Generated want = testing::run(*plain, request);
+    const Generated got = testing::run(*spec, request);
+    EXPECT_EQ(got.tokens, want.tokens) << "prompt '" << text << "'";
+    EXPECT_EQ(got.stats.stop_reason, want.stats.stop_reason);
+    const DecodeCounters& c = got.stats.decode;
+    EXPECT_GT(c.drafted, 0);
+    EXPECT_GT(c.accepted, 0) << "the drafter should be right sometimes";
+    EXPECT_EQ(c.emitted, c.accepted + c.verify_steps);
+    EXPECT_LT(c.verify_steps, want.stats.decode.verify_steps);
+    // Every step drafts with at least one forward, and no more than it may.
+    EXPECT_GE(c.draft_forwards, c.verify_steps);
+    EXPECT_LE(c.draft_forwards, max_forwards_per_step * c.verify_steps);
+  }
+}
+
+TEST_P(DlmGreedy, EmitsThePlainGreedyTokens) {
+  const auto& [chain, store] = GetParam();
+  // Blocks of 4: the rest of the block holding the next position, then
+  // whole blocks, each denoised in at most `passes` forwards.
+  const int blocks = (chain.draft_tokens + 2 * 3) / 4;
+  expect_plain_tokens(store,
+                      "proposer = \"dlm\"\n" + std::string(kDlm) +
+                          "draft_tokens = " + std::to_string(chain.draft_tokens) +
+                          "\ndenoise_passes = " + std::to_string(chain.passes) + "\n",
+                      blocks * chain.passes);
+}
+
+INSTANTIATE_TEST_SUITE_P(DraftsAndStores, DlmGreedy,
+                         ::testing::Combine(::testing::Values(ChainCase{4, 1}, ChainCase{8, 1},
+                                                              ChainCase{4, 2}, ChainCase{8, 2}),
+                                            ::testing::ValuesIn(kStores)),
+                         [](const auto& test) {
+                           const ChainCase& chain = std::get<0>(test.param);
+                           return "draft" + std::to_string(chain.draft_tokens) + "_passes" +
+                                  std::to_string(chain.passes) + "_" + std::get<1>(test.param).name;
+                         });
+
+class DlmTreeGreedy : public ::testing::TestWithParam<StoreCase> {};
+
+TEST_P(DlmTreeGreedy, EmitsThePlainGreedyTokens) {
+  // A depth-3 tree: one forward per level (at most top_k paths each).
+  expect_plain_tokens(GetParam(),
+                      "proposer = \"tree\"\ntree_drafter = \"dlm\"\n" + std::string(kDlm) +
+                          "tree_top_k = 3\ntree_depth = 3\ntree_tokens = 12\n",
+                      3);
+}
+
+INSTANTIATE_TEST_SUITE_P(Stores, DlmTreeGreedy, ::testing::ValuesIn(kStores),
+                         [](const auto& test) { return std::string(test.param.name); });
+
+// Expansions that do not fit one forward are split over several.
+TEST(DlmTree, SplitsExpansionsOverForwardsWhenTheBatchIsSmall) {
+  expect_plain_tokens(kStores[0],
+                      "proposer = \"tree\"\ntree_drafter = \"dlm\"\n" + std::string(kDlm) +
+                          "tree_top_k = 4\ntree_depth = 3\ntree_tokens = 12\nmax_batch = 16\n",
+                      3 * 4);
+}
+
+// The real pair drafts well: a drafter that saw the wrong context (its
+// cached blocks, its own block, the wrong positions) would rarely be right.
+TEST(DlmGreedy, SdarDraftsForTheOneMillionModel) {
+  for (const char* decode :
+       {"proposer = \"dlm\"\n", "proposer = \"tree\"\ntree_drafter = \"dlm\"\n"}) {
+    auto spec = make_engine(kTarget, "[decode]\n" + std::string(decode) + kDlm);
+    ASSERT_NE(spec, nullptr);
+    const Generated got = testing::run(*spec, request_for(*spec, "", 127));
+    const DecodeCounters& c = got.stats.decode;
+    const double per_step = static_cast<double>(c.emitted) / static_cast<double>(c.verify_steps);
+    if (std::string(decode).find("tree") == std::string::npos) {
+      EXPECT_GT(static_cast<double>(c.accepted) / static_cast<double>(c.drafted), 0.4);
+      EXPECT_GT(per_step, 3.2);
+    } else {
+      EXPECT_GT(per_step, 4.0);
+    }
+  }
+}
+
+TEST(DlmSampling, ChainKeepsTheTargetDistribution) {
+  testing::expect_fits(testing::fit_target_distribution("proposer = \"dlm\"\n" + std::string(kDlm),
+                                                        testing::kSanitized ? 100 : 800));
+}
+
+TEST(DlmSampling, TreeKeepsTheTargetDistribution) {
+  testing::expect_fits(
+      testing::fit_target_distribution("proposer = \"tree\"\ntree_drafter = \"dlm\"\n" +
+                                           std::string(kDlm) + "tree_top_k = 3\ntree_depth = 2\n",
+                                       testing::kSanitized ? 100 : 800));
+}
+
+Status create(const std::string& decode, const std::string& model = kTarget,
+              const std::string& tokenizer = "") {
+  return support::shared_model_engine(model, "[decode]\n" + decode, tokenizer).status();
+}
+
+TEST(DlmOptions, RefusesAnAutoregressiveDrafter) {
+  const Status st = create("proposer = \"dlm\"\ndraft_model = \"stories260K.gguf\"\n");
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(st.message(), HasSubstr("stories260K.gguf is autoregressive"));
+  EXPECT_THAT(st.message(), HasSubstr("target model"));
+  EXPECT_THAT(st.message(), HasSubstr("tok512-ar-1m.gguf"));
+  EXPECT_THAT(st.message(), HasSubstr("decode.draft_model"));
+  EXPECT_THAT(st.message(), HasSubstr("decode.proposer = \"ar_draft\""));
+}
+
+TEST(DlmOptions, RefusesADrafterOfAnotherTokenizer) {
+  // aidreams260K has 512 tokens too, but other pieces: tok512-sdar-1m's
+  // vocabulary is not aidreams' plus a mask.
+  const Status st = create("proposer = \"dlm\"\n" + std::string(kDlm), "aidreams260K.bin",
+                           "aidreams260K_tok512.bin");
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(st.message(), HasSubstr("tok512-sdar-1m.gguf (proposer 'dlm') and target model"));
+  EXPECT_THAT(st.message(), HasSubstr("aidreams260K.bin differ at token"));
+  EXPECT_THAT(st.message(), HasSubstr("must share the target's tokenizer"));
+  EXPECT_THAT(st.message(), HasSubstr("name a block-diffusion model trained on"));
+}
+
+TEST(DlmOptions, RefusesADrafterWhoseVocabularyIsNotTheTargetsPlusAMask) {
+  // The drafter drafting for itself: 513 tokens against 513, the mask among the target's.
+  const Status st = create("proposer = \"dlm\"\n" + std::string(kDlm) + "verifier = \"ar\"\n",
+                           "tok512-sdar-1m.gguf");
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(st.message(), HasSubstr("the target's 513 tokens plus its mask token (514 tokens)"));
+}
+
+TEST(DlmOptions, MissingDrafterAndTooWideADraft) {
+  EXPECT_THAT(create("proposer = \"dlm\"\n").message(), HasSubstr("decode.draft_model is empty"));
+  const Status st =
+      create("proposer = \"dlm\"\n" + std::string(kDlm) + "draft_tokens = 30\nmax_batch = 32\n");
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(st.message(), HasSubstr("more than decode.max_batch = 32"));
+}
+
+}  // namespace
+}  // namespace tessera
