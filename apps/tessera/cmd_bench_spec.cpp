@@ -26,6 +26,7 @@ const char* const kSpecBenchHelp = R"(
 --spec: speculative decoding against plain decoding of the same target
   tessera bench --spec --config configs/tok512-ar-1m-spec.toml
   tessera bench --spec --config configs/tok512-ar-1m.toml --set decode.draft_model=stories260K.gguf --proposers ar_draft,tree --csv
+  tessera bench --spec --config configs/tok512-ar-1m-dlm.toml --proposers dlm,tree
   tessera bench --spec --config configs/stories260k.toml --model 110m.gguf --proposers self_draft -n 64 -r 3
 
 Each case continues a prompt with greedy (or the config's) decoding and
@@ -35,9 +36,11 @@ baseline then each case, --repeat rounds after a warm-up round; figures are
 medians. Cases: ngram on the "repeated" prompt (BOS, then the first third of
 -p tokens of the text three times: n-gram lookup needs text that repeats);
 self_draft (the first half of the target's layers unless decode.draft_layers
-is set), ar_draft (needs decode.draft_model) and tree (over ar_draft when a
-draft model is named, else over self_draft, unless decode.tree_drafter is
-set) on the "text" prompt (BOS and the first -p tokens of --text). Each
+is set), ar_draft (needs decode.draft_model), dlm (a block-diffusion
+decode.draft_model; by default only where the config's proposer is dlm,
+ar_draft then left out: the two read the same key) and tree (over dlm or
+ar_draft when a draft model is named, else over self_draft, unless
+decode.tree_drafter is set) on the "text" prompt (BOS and the first -p tokens of --text). Each
 prompt has its own plain baseline (proposer none). With --spec, -p defaults
 to 64 and -n (tokens generated and timed) to 128; --threads takes one count
 (default: the config's backend.threads).
@@ -56,7 +59,7 @@ columns:
   t/s        decode tokens per second
   speed-up   t/s over the baseline's, measured
   predicted  the speed-up alpha and c predict, by the formula named:
-    leviathan  (chains: ngram, self_draft, ar_draft; Leviathan et al. 2023):
+    leviathan  (chains: ngram, self_draft, ar_draft, dlm; Leviathan et al. 2023):
                E = (1 - alpha^(gamma+1)) / (1 - alpha) tokens per step,
                predicted = E / (gamma * c + 1)
     tree       (a tree is not a chain): predicted = tok/step /

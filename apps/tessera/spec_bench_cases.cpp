@@ -29,6 +29,14 @@ bool names_draft_model(const Config& config) {
   return !decode_option(config, "draft_model").empty();
 }
 
+// The proposer that drafts with decode.draft_model: dlm when the config
+// chooses it (the model is a block-diffusion one), else ar_draft; "" when
+// the config names no draft model.
+std::string model_drafter(const Config& config) {
+  if (!names_draft_model(config)) return "";
+  return decode_option(config, "proposer") == "dlm" ? "dlm" : "ar_draft";
+}
+
 std::vector<std::string> proposer_sets(const Config& config, const std::string& proposer,
                                        int layers) {
   std::vector<std::string> sets = {"decode.proposer=" + proposer};
@@ -36,7 +44,8 @@ std::vector<std::string> proposer_sets(const Config& config, const std::string& 
   if (proposer == "tree") {
     drafter = decode_option(config, "tree_drafter");
     if (drafter.empty()) {
-      drafter = names_draft_model(config) ? "ar_draft" : "self_draft";
+      drafter = model_drafter(config);
+      if (drafter.empty()) drafter = "self_draft";
       sets.push_back("decode.tree_drafter=" + drafter);
     }
   }
@@ -57,6 +66,11 @@ Result<std::string> describe_proposer(const Config& config, const PluginRegistry
            " layers";
   if (name == "ar_draft")
     return std::filesystem::path(options.get_string("draft_model")).filename().string();
+  if (name == "dlm") {
+    const int64_t passes = options.get_int("denoise_passes");
+    return std::filesystem::path(options.get_string("draft_model")).filename().string() + ", " +
+           std::to_string(passes) + (passes == 1 ? " pass" : " passes");
+  }
   if (name != "tree") return name;
   const std::string drafter = options.get_string("tree_drafter");
   ASSIGN_OR_RETURN(const std::string inner, describe_proposer(config, registry, drafter, layers));
@@ -71,7 +85,8 @@ Result<std::string> describe_draft(const Config& config, const PluginRegistry& r
 }
 
 std::vector<std::string> default_spec_proposers(const Config& config) {
-  if (names_draft_model(config)) return {"ngram", "self_draft", "ar_draft", "tree"};
+  const std::string drafter = model_drafter(config);
+  if (!drafter.empty()) return {"ngram", "self_draft", drafter, "tree"};
   return {"ngram", "self_draft", "tree"};
 }
 

@@ -13,7 +13,7 @@
 
 namespace tessera::cli {
 
-inline constexpr const char* kSpecProposers[] = {"ngram", "self_draft", "ar_draft", "tree"};
+inline constexpr const char* kSpecProposers[] = {"ngram", "self_draft", "ar_draft", "dlm", "tree"};
 
 // Prompts: "text" is BOS and the first tokens of the text; "repeated" is BOS
 // and a third of them three times, where n-gram lookup finds something.
@@ -23,8 +23,10 @@ struct SpecCase {
   std::vector<std::string> sets;  // --set assignments over the config
 };
 
-// ngram, self_draft, then ar_draft and tree when the config names a draft
-// model (decode.draft_model), else tree (over self_draft).
+// ngram, self_draft, then the config's model drafter and tree: dlm when the
+// config's proposer is dlm (decode.draft_model is then a block-diffusion
+// model), else ar_draft when it names a draft model; with neither, tree (over
+// self_draft).
 std::vector<std::string> default_spec_proposers(const Config& config);
 
 // --proposers "ngram,tree": known names, each once.
@@ -33,7 +35,7 @@ Result<std::vector<std::string>> parse_spec_proposers(const std::string& text);
 // A baseline per prompt, each followed by the proposers continuing that
 // prompt (ngram: "repeated", the others: "text"). self_draft drafts with half
 // of the model's `layers` unless the config sets decode.draft_layers; a tree
-// grows over ar_draft when the config names a draft model, else over
+// grows over the config's model drafter (dlm or ar_draft, as above), else over
 // self_draft, unless it sets decode.tree_drafter.
 std::vector<SpecCase> spec_cases(const Config& config, const std::vector<std::string>& proposers,
                                  int layers);

@@ -87,10 +87,10 @@ case "$scenario" in
     [ ! -e "$work/out/k_rel_mse_layer0.png" ] || fail "per-layer metrics get no plot"
     ;;
   speculative)
-    # Every proposer on tok512-ar-1m with stories260K as the draft model, a
-    # lossless and a lossy codec: greedy speculative decoding must emit the
-    # baseline's tokens at every point, and the real draft model must be
-    # accepted often.
+    # Every proposer on tok512-ar-1m with stories260K as the draft model (dlm
+    # with its block-diffusion tok512-sdar-1m), a lossless and a lossy codec:
+    # greedy speculative decoding must emit the baseline's tokens at every
+    # point, and the real draft models must be accepted often.
     sed -n '/^\[model\]/,/^\[decode\]/p' "$source_dir/sweeps/speculative.toml" >"$work/sweep.toml"
     cat >>"$work/sweep.toml" <<TOML
 draft_model = "stories260K.gguf"
@@ -105,17 +105,20 @@ text = "tinystories_train_head.txt"
 max_tokens = 64
 speed_tokens = 16
 [sweep.axes]
-"decode.proposer" = ["ngram", "self_draft", "ar_draft", "tree"]
+"decode" = [{ proposer = "ngram" }, { proposer = "self_draft" }, { proposer = "ar_draft" },
+            { proposer = "tree" }, { proposer = "dlm", draft_model = "tok512-sdar-1m.gguf" }]
 "cache.codec" = [{ plugin = "identity" }, { plugin = "int8" }]
 "decode.draft_tokens" = [3]
 TOML
-    run_grid 8 acceptance accepted_per_step tokens_per_step draft_forwards_per_step speedup identical
+    run_grid 10 acceptance accepted_per_step tokens_per_step draft_forwards_per_step speedup identical
     [ "$(column "$csv" identical | sort -u)" = "1" ] || fail "a point's tokens differ from plain decoding"
-    paste -d' ' <(column "$csv" decode.proposer) <(column "$csv" acceptance) \
+    paste -d' ' <(column "$csv" decode | cut -d' ' -f1) <(column "$csv" acceptance) \
       <(column "$csv" tokens_per_step) <(column "$csv" draft_forwards_per_step) >"$work/rows"
     awk '$3 < 1 { bad = 1 } END { exit bad }' "$work/rows" || fail "fewer than one token per step"
     awk '$1 == "ar_draft" && $2 < 0.3 { bad = 1 } END { exit bad }' "$work/rows" ||
       fail "stories260K drafts for tok512-ar-1m: its acceptance cannot be this low"
+    awk '$1 == "dlm" && $2 < 0.25 { bad = 1 } END { exit bad }' "$work/rows" ||
+      fail "tok512-sdar-1m drafts for tok512-ar-1m: its acceptance cannot be this low"
     awk '$1 == "ngram" && $4 != 0 { bad = 1 } END { exit bad }' "$work/rows" ||
       fail "ngram runs no draft forward"
     [ -s "$work/out/speedup.png" ] || fail "no speedup plot"

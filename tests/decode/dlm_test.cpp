@@ -118,6 +118,26 @@ TEST(DlmTree, SplitsExpansionsOverForwardsWhenTheBatchIsSmall) {
                       3 * 4);
 }
 
+// A prompt longer than a forward carries: its blocks go into the drafter's
+// cache in forwards of their own first, in chunks of whole blocks.
+TEST(DlmGreedy, CatchesUpWithALongPrompt) {
+  std::string text;
+  for (int i = 0; i < 4; ++i) text += std::string(testing::kRepetitivePrompt) + ". ";
+  for (const char* decode : {"proposer = \"dlm\"\n",
+                             "proposer = \"tree\"\ntree_drafter = \"dlm\"\ntree_tokens = 12\n"}) {
+    const std::string extra = "[decode]\nmax_batch = 32\n" + std::string(decode) + kDlm;
+    auto plain = make_engine(kTarget, "[decode]\nmax_batch = 32\n");
+    auto spec = make_engine(kTarget, extra);
+    ASSERT_NE(plain, nullptr);
+    ASSERT_NE(spec, nullptr);
+    const GenerationRequest request = request_for(*plain, text, 24);
+    ASSERT_GT(request.prompt.size(), 64u);
+    const Generated got = testing::run(*spec, request);
+    EXPECT_EQ(got.tokens, testing::run(*plain, request).tokens) << decode;
+    EXPECT_GT(got.stats.decode.accepted, 0) << decode;
+  }
+}
+
 // The real pair drafts well: a drafter that saw the wrong context (its
 // cached blocks, its own block, the wrong positions) would rarely be right.
 TEST(DlmGreedy, SdarDraftsForTheOneMillionModel) {

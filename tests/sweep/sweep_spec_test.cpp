@@ -66,6 +66,20 @@ TEST(SweepSpec, SectionAxisSetsEveryKeyOfItsTable) {
                                    Pair("cache.codec.lattice", "E8"), Pair("cache.codec.q", "37")));
 }
 
+TEST(SweepSpec, DecodeSectionAxisNamesItsProposerBare) {
+  // How a proposer with a model of its own takes it beside the others.
+  auto spec = spec_of(
+      with_axes("\"decode\" = [{ proposer = \"ngram\" }, { proposer = \"dlm\", draft_model = "
+                "\"tok512-sdar-1m.gguf\" }]\n"));
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  const Axis& axis = spec->axes.at(0);
+  EXPECT_EQ(axis.values[0].label, "ngram");
+  EXPECT_EQ(axis.values[1].label, "dlm draft_model=tok512-sdar-1m.gguf");
+  EXPECT_THAT(axis.values[1].sets,
+              UnorderedElementsAre(Pair("decode.proposer", "dlm"),
+                                   Pair("decode.draft_model", "tok512-sdar-1m.gguf")));
+}
+
 TEST(SweepSpec, SweepKeysAsAxesChangeTheSettingsNotTheConfig) {
   auto spec = spec_of(with_axes("\"sweep.recall_filler\" = [0, 256]\n", "recall_filler = 5\n"));
   ASSERT_TRUE(spec.ok()) << spec.status().message();

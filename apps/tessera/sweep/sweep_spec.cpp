@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <charconv>
+#include <iterator>
 
 #include "core/config/config_schema.h"
 #include "core/engine/model_locator.h"
+#include "core/plugin/plugin_kinds.h"
 #include "core/util/strings.h"
 #include "core/util/suggest.h"
 
@@ -115,6 +117,12 @@ Status read_setting(const ConfigEntry& entry, const Config& file, SweepSettings&
                           "; keys of [sweep]: " + join(sweep_keys()));
 }
 
+// Whether `key` (section.name) is the key that picks a plugin of its section.
+bool picks_plugin(const std::string& key) {
+  return std::any_of(std::begin(kPluginKinds), std::end(kPluginKinds),
+                     [&](const PluginKind& kind) { return kind.name_key == key; });
+}
+
 Result<Axis> read_axis(const ConfigEntry& entry) {
   Axis axis;
   axis.key = entry.name;
@@ -133,15 +141,17 @@ Result<Axis> read_axis(const ConfigEntry& entry) {
           "\" is not one; sections: " + join({config_sections().begin(), config_sections().end()}));
     for (const auto& table : entry.item_tables) {
       AxisValue value;
-      // Labelled "lattice E8 q=10": the plugin's name bare, the other keys as set.
+      // Labelled "lattice E8 q=10" or "dlm draft_model=x.gguf": the plugin's
+      // name bare (the key that picks it: plugin, or [decode]'s proposer),
+      // the other keys as set.
       std::string plugin, rest;
       std::vector<std::pair<std::string, std::string>> options;
       for (const auto& [key, v] : table) {
         std::optional<double> unused;
         const std::string text = value_text(v, unused);
         value.sets.emplace_back(axis.key + "." + key, text);
-        if (key == "plugin")
-          plugin = text;
+        if (picks_plugin(axis.key + "." + key))
+          plugin += (plugin.empty() ? "" : " ") + text;
         else
           options.emplace_back(key, text);
       }
