@@ -64,9 +64,11 @@ int BlockUnmasker::step(const DiffusionModel& model, const UnmaskSettings& setti
   const int masked = static_cast<int>(candidates_.size());
   const int quota =
       std::max(1, reveal_quota(static_cast<int>(tokens.size()), settings.steps, step));
-  // Most confident first; ties keep position order.
+  // Most confident first; ties keep position order. (std::sort with the
+  // position as the tie-break orders as a stable sort would, without the
+  // stable sort's temporary buffer: a decode step allocates nothing.)
   const auto by_confidence = [](const Candidate& a, const Candidate& b) {
-    return a.confidence > b.confidence;
+    return a.confidence > b.confidence || (a.confidence == b.confidence && a.position < b.position);
   };
   int reveal = 0;
   switch (settings.rule) {
@@ -74,20 +76,20 @@ int BlockUnmasker::step(const DiffusionModel& model, const UnmaskSettings& setti
       reveal = quota;
       break;
     case UnmaskRule::kLowConfidence:
-      std::stable_sort(candidates_.begin(), candidates_.end(), by_confidence);
+      std::sort(candidates_.begin(), candidates_.end(), by_confidence);
       reveal = quota;
       break;
     case UnmaskRule::kThreshold:
-      std::stable_sort(candidates_.begin(), candidates_.end(), by_confidence);
+      std::sort(candidates_.begin(), candidates_.end(), by_confidence);
       while (reveal < masked &&
              candidates_[static_cast<std::size_t>(reveal)].confidence > settings.threshold)
         ++reveal;
       reveal = std::max(reveal, quota);
       break;
     case UnmaskRule::kEntropyBounded: {
-      std::stable_sort(
-          candidates_.begin(), candidates_.end(),
-          [](const Candidate& a, const Candidate& b) { return a.entropy < b.entropy; });
+      std::sort(candidates_.begin(), candidates_.end(), [](const Candidate& a, const Candidate& b) {
+        return a.entropy < b.entropy || (a.entropy == b.entropy && a.position < b.position);
+      });
       double sum = 0;
       while (reveal < masked && sum < settings.entropy_bound)
         sum += candidates_[static_cast<std::size_t>(reveal++)].entropy;

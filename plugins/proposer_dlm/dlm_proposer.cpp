@@ -149,6 +149,9 @@ Status DlmProposer::propose(DecodeContext& context, SequenceState& lane, Draft& 
   // The group: the lane's tokens after its writable blocks, then masks.
   group_.assign(lane.tokens.begin() + where.writable, lane.tokens.end());
   group_.resize(static_cast<std::size_t>(end - where.writable), model_.mask);
+  // Only where the drafter's cache has no room for the lane's last whole
+  // block (the lane at its end) can the group outgrow a forward: no draft.
+  if (group_.size() > static_cast<std::size_t>(max_batch_)) return ok_status();
   RETURN_IF_ERROR(write_alone_if_too_many(context, lane, where, group_.size()));
   const auto vocab = static_cast<std::size_t>(model_.vocab);
   const auto block = static_cast<std::size_t>(model_.block);

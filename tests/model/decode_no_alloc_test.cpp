@@ -71,7 +71,9 @@ TEST(DecodeNoAlloc, SpeculativeStepsAllocateNothing) {
   for (const std::string decode :
        {"proposer = \"ngram\"\n", "proposer = \"self_draft\"\n",
         "proposer = \"ar_draft\"\ndraft_model = \"stories260K.gguf\"\n",
-        "proposer = \"tree\"\ntree_drafter = \"ar_draft\"\ndraft_model = \"stories260K.gguf\"\n"})
+        "proposer = \"tree\"\ntree_drafter = \"ar_draft\"\ndraft_model = \"stories260K.gguf\"\n",
+        "proposer = \"dlm\"\ndraft_model = \"tok512-sdar-1m.gguf\"\ndenoise_passes = 2\n",
+        "proposer = \"tree\"\ntree_drafter = \"dlm\"\ndraft_model = \"tok512-sdar-1m.gguf\"\n"})
     for (const std::string& sampling : {std::string(), sampled})
       EXPECT_EQ(
           allocations_in_decode_steps(sampling + "[decode]\n" + decode, 40, 8, "tok512-ar-1m.gguf"),
