@@ -1,9 +1,10 @@
 // The `dlm` proposer (tok512-sdar-1m, a block-diffusion model, drafting for
 // tok512-ar-1m) is lossless: greedy decoding emits exactly the tokens of
 // plain decoding of the target, as a chain and as a tree's drafter, on the
-// static and paged stores and a cache that fills up; sampled decoding keeps
-// the target's distribution; a drafter that is not a block-diffusion model on
-// the target's tokenizer is refused, saying what and how to fix.
+// static, paged and sink_window stores and a cache that fills up; sampled
+// decoding keeps the target's distribution; a drafter that is not a
+// block-diffusion model on the target's tokenizer is refused, saying what
+// and how to fix.
 #include <gtest/gtest.h>
 
 #include <gmock/gmock.h>
@@ -34,6 +35,8 @@ struct StoreCase {
 constexpr StoreCase kStores[] = {
     {"static", "[cache]\nplugin = \"static\"\n"},
     {"paged", "[cache]\nplugin = \"paged\"\nblock_size = 16\n"},
+    // Evicting: the drafter's cache drops old blocks too.
+    {"sink_window", "[cache]\nplugin = \"sink_window\"\nsink = 4\nwindow = 40\nmax_tokens = 48\n"},
     // Fills up: both stop at the same token; the drafter's cache runs out of
     // room for whole blocks too.
     {"full", "[cache]\nplugin = \"static\"\nmax_tokens = 50\n"},
