@@ -196,7 +196,7 @@ int64_t DlmProposer::build_path_group(const SequenceState& lane, const Where& wh
 
 Status DlmProposer::run_expansions(DecodeContext& context, const SequenceState& lane,
                                    std::span<float> probs) {
-  if (expansions_.empty()) return ok_status();
+  if (batch_.empty()) return ok_status();
   ASSIGN_OR_RETURN(std::span<const float> logits, run_batch(context));
   const auto vocab = static_cast<std::size_t>(model_.vocab);
   for (const Expansion& e : expansions_) {
@@ -219,8 +219,17 @@ Status DlmProposer::expand(DecodeContext& context, SequenceState& lane, const Dr
                            std::span<const int32_t> at, std::span<float> probs) {
   if (at.empty()) return ok_status();
   ASSIGN_OR_RETURN(Where where, locate(lane));
-  build_path_group(lane, where, tree, at.front());
-  RETURN_IF_ERROR(write_alone_if_too_many(context, lane, where, group_.size()));
+  // The widest group (the deepest path) decides whether the blocks the cache
+  // lacks can ride along.
+  int32_t deepest = 0;
+  for (const int32_t node : at) {
+    int32_t depth = 0;
+    for (int32_t n = node; n >= 0; n = tree.parents[static_cast<std::size_t>(n)]) ++depth;
+    deepest = std::max(deepest, depth);
+  }
+  const int64_t widest =
+      round_up_to_block(static_cast<int64_t>(lane.tokens.size()) + deepest + 1) - where.writable;
+  RETURN_IF_ERROR(write_alone_if_too_many(context, lane, where, static_cast<std::size_t>(widest)));
   batch_.clear();
   next_block_id_ = 1;
   expansions_.clear();

@@ -89,7 +89,8 @@ class DlmProposer final : public Proposer {
   // holding the next position; returns that position.
   int64_t build_path_group(const SequenceState& lane, const Where& where, const Draft& tree,
                            int32_t node);
-  // Runs the expansion batch and writes the distributions of its nodes.
+  // Runs the expansion batch (blocks riding along included) and writes the
+  // distributions of its nodes.
   Status run_expansions(DecodeContext& context, const SequenceState& lane, std::span<float> probs);
   int64_t round_up_to_block(int64_t position) const;
 
