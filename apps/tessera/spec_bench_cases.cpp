@@ -69,7 +69,8 @@ Result<std::string> describe_proposer(const Config& config, const PluginRegistry
   if (name == "dlm") {
     const int64_t passes = options.get_int("denoise_passes");
     return std::filesystem::path(options.get_string("draft_model")).filename().string() + ", " +
-           std::to_string(passes) + (passes == 1 ? " pass" : " passes");
+           std::to_string(passes) + (passes == 1 ? " pass" : " passes") +
+           (options.get_string("denoise_blocks") == "in_order" ? ", blocks in order" : "");
   }
   if (name != "tree") return name;
   const std::string drafter = options.get_string("tree_drafter");

@@ -25,6 +25,7 @@ SequenceId seq_of(const SequenceState& lane) {
 DlmProposer::DlmProposer(const OptionValues& options, PluginServices& services)
     : draft_tokens_(static_cast<int>(options.get_int("draft_tokens"))),
       passes_(static_cast<int>(options.get_int("denoise_passes"))),
+      blocks_together_(options.get_string("denoise_blocks") == "together"),
       capacity_(services.max_tokens()),
       max_batch_(services.max_batch()) {
   const std::string name = options.get_string("draft_model");
@@ -141,30 +142,43 @@ void DlmProposer::add_group(SequenceId seq, std::span<const int32_t> tokens, int
   }
 }
 
-Status DlmProposer::propose(DecodeContext& context, SequenceState& lane, Draft& draft) {
-  ASSIGN_OR_RETURN(Where where, locate(lane));
-  const auto next = static_cast<int64_t>(lane.tokens.size());
-  const int64_t end = round_up_to_block(next + draft_tokens_);
-  const int64_t first_drafted_block = model_.block_start(next);
-  // The group: the lane's tokens after its writable blocks, then masks.
-  group_.assign(lane.tokens.begin() + where.writable, lane.tokens.end());
-  group_.resize(static_cast<std::size_t>(end - where.writable), model_.mask);
-  // Only where the drafter's cache has no room for the lane's last whole
-  // block (the lane at its end) can the group outgrow a forward: no draft.
-  if (group_.size() > static_cast<std::size_t>(max_batch_)) return ok_status();
-  RETURN_IF_ERROR(write_alone_if_too_many(context, lane, where, group_.size()));
+Status DlmProposer::denoise_together(DecodeContext& context, const SequenceState& lane,
+                                     Where& where, int64_t next, int64_t end) {
   const auto vocab = static_cast<std::size_t>(model_.vocab);
   const auto block = static_cast<std::size_t>(model_.block);
-  // Block by block: each sees the lane's tokens and the blocks drafted
-  // before it, clean, as SDAR decodes (a block never sees later ones, so
-  // they stay out of its forwards).
-  for (int64_t b = first_drafted_block; b < end; b += model_.block) {
+  const int64_t first_drafted_block = model_.block_start(next);
+  for (int pass = 0; pass < passes_; ++pass) {
+    batch_.clear();
+    next_block_id_ = 1;
+    // Blocks the cache lacks ride with the first pass, written block-causally.
+    const int32_t parent = add_written_blocks(lane, where.seq, where.written, where.writable);
+    add_group(where.seq, group_, where.writable, next, parent);
+    ASSIGN_OR_RETURN(std::span<const float> logits, run_batch(context));
+    where.written = where.writable;
+    // Logits rows cover the drafted blocks, in order.
+    for (int64_t b = first_drafted_block; b < end; b += model_.block) {
+      const auto row = static_cast<std::size_t>(b - first_drafted_block);
+      const std::span<int32_t> tokens =
+          std::span(group_).subspan(static_cast<std::size_t>(b - where.writable), block);
+      unmasker_.step(model_, settings_, pass, logits.subspan(row * vocab, block * vocab), tokens,
+                     argmax_);
+    }
+    if (std::find(group_.begin(), group_.end(), model_.mask) == group_.end()) break;
+  }
+  return ok_status();
+}
+
+Status DlmProposer::denoise_in_order(DecodeContext& context, const SequenceState& lane,
+                                     Where& where, int64_t next, int64_t end) {
+  const auto vocab = static_cast<std::size_t>(model_.vocab);
+  const auto block = static_cast<std::size_t>(model_.block);
+  // A block never sees later ones, so they stay out of its forwards.
+  for (int64_t b = model_.block_start(next); b < end; b += model_.block) {
     const auto through = static_cast<std::size_t>(b - where.writable) + block;
     const std::span<int32_t> tokens = std::span(group_).subspan(through - block, block);
     for (int pass = 0; pass < passes_; ++pass) {
       batch_.clear();
       next_block_id_ = 1;
-      // Blocks the cache lacks ride with the first forward, written block-causally.
       const int32_t parent = add_written_blocks(lane, where.seq, where.written, where.writable);
       add_group(where.seq, std::span(group_).first(through), where.writable, b, parent);
       ASSIGN_OR_RETURN(std::span<const float> logits, run_batch(context));
@@ -173,6 +187,24 @@ Status DlmProposer::propose(DecodeContext& context, SequenceState& lane, Draft& 
       if (std::find(tokens.begin(), tokens.end(), model_.mask) == tokens.end()) break;
     }
   }
+  return ok_status();
+}
+
+Status DlmProposer::propose(DecodeContext& context, SequenceState& lane, Draft& draft) {
+  ASSIGN_OR_RETURN(Where where, locate(lane));
+  const auto next = static_cast<int64_t>(lane.tokens.size());
+  const int64_t end = round_up_to_block(next + draft_tokens_);
+  // The group: the lane's tokens after its writable blocks, then masks.
+  group_.assign(lane.tokens.begin() + where.writable, lane.tokens.end());
+  group_.resize(static_cast<std::size_t>(end - where.writable), model_.mask);
+  // Only where the drafter's cache has no room for the lane's last whole
+  // block (the lane at its end) can the group outgrow a forward: no draft.
+  if (group_.size() > static_cast<std::size_t>(max_batch_)) return ok_status();
+  RETURN_IF_ERROR(write_alone_if_too_many(context, lane, where, group_.size()));
+  if (blocks_together_)
+    RETURN_IF_ERROR(denoise_together(context, lane, where, next, end));
+  else
+    RETURN_IF_ERROR(denoise_in_order(context, lane, where, next, end));
   // The pair check made the mask the one id beyond the target's, and the
   // unmasker never reveals the mask: every drafted id is a target token.
   int32_t parent = -1;

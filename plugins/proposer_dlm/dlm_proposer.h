@@ -11,12 +11,15 @@
 // To draft: the lane's tokens after its last whole block (the partial
 // block, ending with the lane's last token), masks to that block's end, then
 // whole blocks of masks until at least decode.draft_tokens positions are
-// masked. Block by block, as SDAR decodes, each masked block is denoised in
-// a batch holding the clean tokens before it (the lane's unwritten ones and
-// the blocks drafted before it, chained), none of it written: one forward
-// reveals every mask by argmax over the target's vocabulary (never the
-// mask) with decode.denoise_passes = 1, DFlash-style; more passes reveal by
-// the threshold rule between them and all at the last. The drafts are point
+// masked, chained so a later block sees the earlier ones; none of it is
+// written. decode.denoise_blocks = "together" (the default) denoises every
+// drafted block in each forward, a later block seeing the earlier ones as
+// they stand (still masked in the first pass); "in_order" denoises one block
+// at a time, as SDAR decodes, each seeing the blocks drafted before it
+// revealed (a forward per block and pass). A forward reveals the masks by
+// argmax over the target's vocabulary (never the mask): all of them with
+// decode.denoise_passes = 1, DFlash-style; more passes reveal by the
+// threshold rule between them and all at the last. The drafts are point
 // masses (Draft::probs empty), so the verifier's acceptance is exact for
 // greedy and sampled lanes alike.
 //
@@ -89,6 +92,13 @@ class DlmProposer final : public Proposer {
   // holding the next position; returns that position.
   int64_t build_path_group(const SequenceState& lane, const Where& where, const Draft& tree,
                            int32_t node);
+  // The denoise forwards of a draft (group_ from where.writable to `end`,
+  // masked from `next`): every drafted block in each forward, or one block
+  // at a time.
+  Status denoise_together(DecodeContext& context, const SequenceState& lane, Where& where,
+                          int64_t next, int64_t end);
+  Status denoise_in_order(DecodeContext& context, const SequenceState& lane, Where& where,
+                          int64_t next, int64_t end);
   // Runs the expansion batch (blocks riding along included) and writes the
   // distributions of its nodes.
   Status run_expansions(DecodeContext& context, const SequenceState& lane, std::span<float> probs);
@@ -96,6 +106,7 @@ class DlmProposer final : public Proposer {
 
   int draft_tokens_;
   int passes_;
+  bool blocks_together_;
   int64_t capacity_;
   int max_batch_;
   DiffusionModel model_;

@@ -15,6 +15,11 @@ constexpr tessera::OptionSpec kOptions[] = {
      "denoise forwards per drafted block (1: every masked position revealed by argmax at once, "
      "DFlash-style; more: the threshold rule in between, everything at the last)",
      1, 64},
+    {"denoise_blocks", tessera::OptionType::kString, "\"together\"",
+     "how a draft of several blocks is denoised: every block in each forward (a later block "
+     "sees the earlier as they stand), or one block at a time (each sees the earlier revealed; "
+     "a forward per block and pass)",
+     0, 0, "together|in_order"},
     {"threshold", tessera::OptionType::kFloat, "0.9",
      "confidence above which a masked position is revealed before the last denoise pass", 0, 1},
 };

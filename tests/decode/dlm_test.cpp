@@ -50,6 +50,7 @@ constexpr const char* kPrompts[] = {"", "Once upon a time, there was a", testing
 struct ChainCase {
   int draft_tokens;
   int passes;
+  bool in_order;  // decode.denoise_blocks = "in_order" (else "together")
 };
 
 class DlmGreedy : public ::testing::TestWithParam<std::tuple<ChainCase, StoreCase>> {};
@@ -86,25 +87,30 @@ DecodeCounters expect_plain_tokens(const StoreCase& store, const std::string& de
 
 TEST_P(DlmGreedy, EmitsThePlainGreedyTokens) {
   const auto& [chain, store] = GetParam();
-  // Blocks of 4: the rest of the block holding the next position, then
-  // whole blocks, each denoised in at most `passes` forwards.
-  const int blocks = (chain.draft_tokens + 2 * 3) / 4;
+  // Blocks of 4: the rest of the block holding the next position, then whole
+  // blocks; each pass is one forward for all of them, or one per block.
+  const int blocks = chain.in_order ? (chain.draft_tokens + 2 * 3) / 4 : 1;
   expect_plain_tokens(store,
                       "proposer = \"dlm\"\n" + std::string(kDlm) +
                           "draft_tokens = " + std::to_string(chain.draft_tokens) +
-                          "\ndenoise_passes = " + std::to_string(chain.passes) + "\n",
+                          "\ndenoise_passes = " + std::to_string(chain.passes) +
+                          "\ndenoise_blocks = \"" + (chain.in_order ? "in_order" : "together") +
+                          "\"\n",
                       blocks * chain.passes);
 }
 
-INSTANTIATE_TEST_SUITE_P(DraftsAndStores, DlmGreedy,
-                         ::testing::Combine(::testing::Values(ChainCase{4, 1}, ChainCase{8, 1},
-                                                              ChainCase{4, 2}, ChainCase{8, 2}),
-                                            ::testing::ValuesIn(kStores)),
-                         [](const auto& test) {
-                           const ChainCase& chain = std::get<0>(test.param);
-                           return "draft" + std::to_string(chain.draft_tokens) + "_passes" +
-                                  std::to_string(chain.passes) + "_" + std::get<1>(test.param).name;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    DraftsAndStores, DlmGreedy,
+    ::testing::Combine(::testing::Values(ChainCase{4, 1, false}, ChainCase{8, 1, false},
+                                         ChainCase{4, 2, false}, ChainCase{8, 2, false},
+                                         ChainCase{8, 1, true}, ChainCase{8, 2, true}),
+                       ::testing::ValuesIn(kStores)),
+    [](const auto& test) {
+      const ChainCase& chain = std::get<0>(test.param);
+      return "draft" + std::to_string(chain.draft_tokens) + "_passes" +
+             std::to_string(chain.passes) + (chain.in_order ? "_in_order_" : "_together_") +
+             std::get<1>(test.param).name;
+    });
 
 class DlmTreeGreedy : public ::testing::TestWithParam<StoreCase> {};
 
@@ -152,21 +158,39 @@ TEST(DlmGreedy, CatchesUpWithALongPrompt) {
 
 // The real pair drafts well: a drafter that saw the wrong context (its
 // cached blocks, its own block, the wrong positions) would rarely be right.
+DecodeCounters from_bos(const std::string& decode) {
+  auto spec = make_engine(kTarget, "[decode]\n" + decode + kDlm);
+  EXPECT_NE(spec, nullptr);
+  if (!spec) return {};
+  return testing::run(*spec, request_for(*spec, "", 127)).stats.decode;
+}
+
+double per_step(const DecodeCounters& c) {
+  return static_cast<double>(c.emitted) / static_cast<double>(c.verify_steps);
+}
+
+double acceptance(const DecodeCounters& c) {
+  return static_cast<double>(c.accepted) / static_cast<double>(c.drafted);
+}
+
 TEST(DlmGreedy, SdarDraftsForTheOneMillionModel) {
-  for (const char* decode :
-       {"proposer = \"dlm\"\n", "proposer = \"tree\"\ntree_drafter = \"dlm\"\n"}) {
-    auto spec = make_engine(kTarget, "[decode]\n" + std::string(decode) + kDlm);
-    ASSERT_NE(spec, nullptr);
-    const Generated got = testing::run(*spec, request_for(*spec, "", 127));
-    const DecodeCounters& c = got.stats.decode;
-    const double per_step = static_cast<double>(c.emitted) / static_cast<double>(c.verify_steps);
-    if (std::string(decode).find("tree") == std::string::npos) {
-      EXPECT_GT(static_cast<double>(c.accepted) / static_cast<double>(c.drafted), 0.4);
-      EXPECT_GT(per_step, 3.2);
-    } else {
-      EXPECT_GT(per_step, 4.0);
-    }
-  }
+  const DecodeCounters together = from_bos("proposer = \"dlm\"\n");
+  EXPECT_GT(acceptance(together), 0.34);
+  EXPECT_GT(per_step(together), 3.0);
+  const DecodeCounters in_order = from_bos("proposer = \"dlm\"\ndenoise_blocks = \"in_order\"\n");
+  EXPECT_GT(acceptance(in_order), 0.46);
+  EXPECT_GT(per_step(in_order), 3.5);
+  EXPECT_GT(per_step(from_bos("proposer = \"tree\"\ntree_drafter = \"dlm\"\n")), 4.0);
+}
+
+// In order, a second block sees the first revealed and adds accepted tokens;
+// together, it sees the first's masks.
+TEST(DlmGreedy, BlocksInOrderSeeTheEarlierOnesRevealed) {
+  const DecodeCounters together = from_bos("proposer = \"dlm\"\ndraft_tokens = 8\n");
+  const DecodeCounters in_order =
+      from_bos("proposer = \"dlm\"\ndraft_tokens = 8\ndenoise_blocks = \"in_order\"\n");
+  EXPECT_GT(per_step(in_order), per_step(together) + 0.5);
+  EXPECT_GT(in_order.draft_forwards, together.draft_forwards);
 }
 
 TEST(DlmSampling, ChainKeepsTheTargetDistribution) {

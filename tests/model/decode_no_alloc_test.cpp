@@ -73,6 +73,8 @@ TEST(DecodeNoAlloc, SpeculativeStepsAllocateNothing) {
         "proposer = \"ar_draft\"\ndraft_model = \"stories260K.gguf\"\n",
         "proposer = \"tree\"\ntree_drafter = \"ar_draft\"\ndraft_model = \"stories260K.gguf\"\n",
         "proposer = \"dlm\"\ndraft_model = \"tok512-sdar-1m.gguf\"\ndenoise_passes = 2\n",
+        "proposer = \"dlm\"\ndraft_model = \"tok512-sdar-1m.gguf\"\ndraft_tokens = 8\n"
+        "denoise_blocks = \"in_order\"\n",
         "proposer = \"tree\"\ntree_drafter = \"dlm\"\ndraft_model = \"tok512-sdar-1m.gguf\"\n"})
     for (const std::string& sampling : {std::string(), sampled})
       EXPECT_EQ(
