@@ -4,6 +4,7 @@
 // touch each other's randomness or drafts.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -54,6 +55,14 @@ struct DecodeCounters {
   // verifying (the target forward, acceptance, the commit).
   double propose_seconds = 0;
   double verify_seconds = 0;
+  // K/V restoration (verifier `restored`, ABI 3.2): steps that restored
+  // evicted entries, the positions restored summed over those steps, and the
+  // most bytes one step held transiently for them (the restored K/V of every
+  // layer, the restorer's K/V of the history they depend on included).
+  int64_t restoration_steps = 0;
+  int64_t restored_positions = 0;
+  int64_t restorer_forwards = 0;  // the restorer's forwards (the target's too for "self")
+  std::size_t restoration_peak_bytes = 0;
 };
 
 }  // namespace tessera

@@ -169,6 +169,14 @@ Status Transformer::check_batch(const CheckedCacheStore& cache, const Batch& bat
                             std::to_string(layer_end) + ") are not a range of the model's " +
                             std::to_string(layers));
   const bool all_layers = runs_every_layer(options);
+  if (!options.read_store) {
+    for (uint8_t flags : batch.flags())
+      if (flags & kWriteKv)
+        return invalid_argument(
+            "forward: a cache-free forward (read_store = false) cannot write K/V (its tokens "
+            "attended to no stored entry); feed them without kWriteKv and take pending_k/v");
+  }
+  RETURN_IF_ERROR(check_transient(cache, options));
   if (!all_layers) {
     for (uint8_t flags : batch.flags())
       if (flags & kWriteKv)
@@ -231,6 +239,45 @@ Status Transformer::check_batch(const CheckedCacheStore& cache, const Batch& bat
                               "chunks; split trees and blocks into batches that fit");
   }
   return ok_status();
+}
+
+Status Transformer::check_transient(const CheckedCacheStore& cache,
+                                    const ForwardOptions& options) const {
+  const CacheGeometry& g = cache.geometry();
+  const int64_t kv_width = static_cast<int64_t>(g.kv_heads) * g.head_dim;
+  for (std::size_t i = 0; i < options.transient.size(); ++i) {
+    const TransientKV& t = options.transient[i];
+    const auto where = [&] {
+      return "forward: transient K/V " + std::to_string(i) + " (sequence " +
+             std::to_string(t.seq) + ")";
+    };
+    for (std::size_t j = 0; j < i; ++j)
+      if (options.transient[j].seq == t.seq)
+        return invalid_argument(where() + " is the second for its sequence; pass one");
+    if (t.count() == 0) continue;
+    if (t.k == nullptr || t.v == nullptr || t.layer_stride < t.count() * kv_width)
+      return invalid_argument(where() + ": no data, or a layer stride of " +
+                              std::to_string(t.layer_stride) + " floats for " +
+                              std::to_string(t.count()) + " entries of " +
+                              std::to_string(kv_width) + " floats");
+    for (std::size_t e = 1; e < t.positions.size(); ++e)
+      if (t.positions[e] <= t.positions[e - 1])
+        return invalid_argument(where() + ": positions are not strictly increasing at entry " +
+                                std::to_string(e));
+  }
+  return ok_status();
+}
+
+Tensor Transformer::pending_k() const {
+  const ModelConfig& c = model_.config;
+  if (pending_tokens_ == 0) return Tensor{};
+  return f32_view(k_new_, {c.n_layers, pending_tokens_, c.n_kv_heads, c.head_dim});
+}
+
+Tensor Transformer::pending_v() const {
+  const ModelConfig& c = model_.config;
+  if (pending_tokens_ == 0) return Tensor{};
+  return f32_view(v_new_, {c.n_layers, pending_tokens_, c.n_kv_heads, c.head_dim});
 }
 
 Result<std::span<const float>> Transformer::forward(CheckedCacheStore& cache, const Batch& batch,
@@ -355,7 +402,8 @@ Status Transformer::forward_chunk(CheckedCacheStore& cache, const Batch& batch, 
   params.in_batch = {std::span<const uint64_t>(in_batch_.data(),
                                                static_cast<std::size_t>((count + 63) / 64 * count)),
                      (count + 63) / 64};
-  params.rule = cache.policy().rule;
+  // Unwindowed: WindowRule{} hides nothing and moves no sink.
+  params.rule = options.unwindowed ? WindowRule{} : cache.policy().rule;
   params.stored_keys = cache.stored_keys();
   params.rope_theta = c.rope_theta;
   params.out = attn;
@@ -392,10 +440,7 @@ Status Transformer::forward_chunk(CheckedCacheStore& cache, const Batch& batch, 
     // be rotated at read time (before RoPE, or sinks moved by reassign).
     const bool encoded = codec.attends_encoded() && !codec.stores_raw_f32() && !keys_before_rope &&
                          !params.rule.reassign;
-    for (std::size_t s = 0; s < chunk_seqs_.size(); ++s) {
-      ASSIGN_OR_RETURN(views_[s], encoded ? cache.encoded_view(chunk_seqs_[s], l)
-                                          : cache.view(chunk_seqs_[s], l));
-    }
+    RETURN_IF_ERROR(build_views(cache, l, encoded, options));
     backend_.attention(params);
     backend_.matmul(attn_flat, lw.wo, xb);
     backend_.add(x, xb, x);
@@ -405,6 +450,67 @@ Status Transformer::forward_chunk(CheckedCacheStore& cache, const Batch& batch, 
 
   if (!output_rows_.empty()) RETURN_IF_ERROR(output_logits(first_row, positions, options));
   return append_rows(cache, batch, begin, count, write_rows_);
+}
+
+Status Transformer::build_views(CheckedCacheStore& cache, int layer, bool encoded,
+                                const ForwardOptions& options) {
+  const CacheGeometry& g = cache.geometry();
+  const Compressor& codec = cache.codec(layer);
+  const int64_t kv_width = static_cast<int64_t>(g.kv_heads) * g.head_dim;
+  if (merged_.size() < chunk_seqs_.size()) {
+    merged_.resize(chunk_seqs_.size());
+    transient_k_seen_.resize(chunk_seqs_.size());
+    transient_v_seen_.resize(chunk_seqs_.size());
+  }
+  for (std::size_t s = 0; s < chunk_seqs_.size(); ++s) {
+    const SequenceId seq = chunk_seqs_[s];
+    KVView stored;
+    if (options.read_store) {
+      ASSIGN_OR_RETURN(stored, encoded ? cache.encoded_view(seq, layer) : cache.view(seq, layer));
+    }
+    const TransientKV* transient = nullptr;
+    for (const TransientKV& t : options.transient)
+      if (t.seq == seq && t.count() > 0) transient = &t;
+    if (transient == nullptr) {
+      views_[s] = stored;
+      continue;
+    }
+    // The transient entries as a stored segment of this layer: through the
+    // codec like the batch's own K/V, token-major like k_new_.
+    const int64_t count = transient->count();
+    const auto floats = static_cast<std::size_t>(count * kv_width);
+    if (transient_k_seen_[s].size() < floats) {
+      transient_k_seen_[s].resize(floats);
+      transient_v_seen_[s].resize(floats);
+    }
+    const int64_t vectors = count * g.vectors_per_token();
+    const float* k = through_codec(codec, transient->k + layer * transient->layer_stride, vectors,
+                                   g.vector_width(), transient_k_seen_[s].data());
+    const float* v = through_codec(codec, transient->v + layer * transient->layer_stride, vectors,
+                                   g.vector_width(), transient_v_seen_[s].data());
+    KVSegment segment;
+    for (auto [tensor, data] : {std::pair{&segment.k, k}, std::pair{&segment.v, v}}) {
+      *tensor = f32_view(const_cast<float*>(data), {g.kv_heads, count, g.head_dim});
+      tensor->stride = {g.head_dim, kv_width, 1, 0};
+    }
+    segment.positions = transient->positions.data();
+    segment.count = count;
+    // Segments stay in position order: the transient run goes before the
+    // first stored segment that starts after it.
+    std::vector<KVSegment>& merged = merged_[s];
+    merged.clear();
+    bool placed = false;
+    for (const KVSegment& part : stored.segments) {
+      if (!placed && part.count > 0 && part.positions[0] > transient->positions.front()) {
+        merged.push_back(segment);
+        placed = true;
+      }
+      merged.push_back(part);
+    }
+    if (!placed) merged.push_back(segment);
+    views_[s] = KVView{merged};
+  }
+  return ok_status();
 }
 
 Status Transformer::output_logits(int32_t first_row, std::span<const int32_t> positions,

@@ -18,6 +18,7 @@
 
 #include "core/backend/backend.h"
 #include "core/cache/cache_store.h"
+#include "core/cache/transient_kv.h"
 #include "core/model/batch.h"
 #include "core/model/model.h"
 #include "core/status/status.h"
@@ -49,6 +50,19 @@ struct ForwardOptions {
   bool output_hidden = false;
   // Skip the final norm and head (returns no logits).
   bool output_logits = true;
+  // K/V held by the caller for this forward only (a restorer's), at most one
+  // per sequence: merged into every layer's view by position, through the
+  // layer's codec like stored entries (core/cache/transient_kv.h). (ABI 3.2)
+  std::span<const TransientKV> transient;
+  // false: a cache-free forward. Attention reads no stored entry, only the
+  // batch and `transient`, and no token may carry kWriteKv; the K/V stay
+  // pending (pending_k/pending_v) for the caller to keep. (ABI 3.2)
+  bool read_store = true;
+  // Lift the store's window (WindowRule) for this forward: every stored,
+  // transient and in-batch key a token may see causally is visible, at its
+  // own position (so `reassign` moves nothing). How restored keys stay
+  // visible past the window. (ABI 3.2)
+  bool unwindowed = false;
 };
 
 class Transformer {
@@ -83,6 +97,12 @@ class Transformer {
   // The residual streams the last forward kept (ForwardOptions::output_hidden),
   // f32 [rows, dim] in the order of its logits.
   std::span<const float> hidden_states() const { return hidden_rows_; }
+  // The K/V the last forward computed for its batch, as CacheStore::append
+  // takes them: f32 [layers, n, kv_heads, head_dim] for its n tokens (before
+  // the codec). Valid when commit_pending is (a forward over every layer in
+  // one chunk), until the next forward; empty tensors otherwise. (ABI 3.2)
+  Tensor pending_k() const;
+  Tensor pending_v() const;
 
   // A chain of `tokens` continuing `seq` at `positions` (the common case).
   Result<std::span<const float>> forward(CheckedCacheStore& cache, SequenceId seq,
@@ -121,6 +141,11 @@ class Transformer {
                      std::span<const int32_t> rows);
   // The error for a non-finite logit: scans the weights to name the cause.
   Status non_finite_logit(float value, int32_t position) const;
+  Status check_transient(const CheckedCacheStore& cache, const ForwardOptions& options) const;
+  // views_[s] for layer l, with the chunk sequence's transient K/V (through
+  // the codec) merged in by position.
+  Status build_views(CheckedCacheStore& cache, int layer, bool encoded,
+                     const ForwardOptions& options);
 
   const LoadedModel& model_;
   Backend& backend_;
@@ -157,6 +182,10 @@ class Transformer {
   std::vector<int32_t> gather_positions_;
   std::vector<float> gather_k_, gather_v_;  // [layers, m, kv_heads, head_dim], m <= max_batch
   std::vector<uint8_t> codec_bytes_;        // one layer's encoded batch K or V, grown once
+  // Transient K/V: per chunk sequence the merged segments, and the layer's
+  // transient entries through the codec (grown to the longest seen).
+  std::vector<std::vector<KVSegment>> merged_;
+  std::vector<std::vector<float>> transient_k_seen_, transient_v_seen_;
   Batch chain_;                             // for the chain overload
 };
 

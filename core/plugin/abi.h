@@ -26,12 +26,15 @@
 // and the lane-based Proposer / Verifier, branch ids on batch tokens and
 // stored entries, CacheStore::append with branches, bytes copied. 3.1:
 // Verifier::prefill appended; ModelConfig's block-diffusion fields and the
-// diffusion counters appended.
+// diffusion counters appended. 3.2: K/V restoration: TransientKV
+// (core/cache/transient_kv.h); ForwardOptions::transient, read_store and
+// unwindowed, Transformer::pending_k/pending_v appended; the restoration
+// counters appended to DecodeCounters.
 #ifndef TESSERA_ABI_MAJOR
 #define TESSERA_ABI_MAJOR 3
 #endif
 #ifndef TESSERA_ABI_MINOR
-#define TESSERA_ABI_MINOR 1
+#define TESSERA_ABI_MINOR 2
 #endif
 
 #define TESSERA_STRINGIFY_INNER(x) #x
