@@ -248,8 +248,8 @@ Status Transformer::check_transient(const CheckedCacheStore& cache,
   for (std::size_t i = 0; i < options.transient.size(); ++i) {
     const TransientKV& t = options.transient[i];
     const auto where = [&] {
-      return "forward: transient K/V " + std::to_string(i) + " (sequence " +
-             std::to_string(t.seq) + ")";
+      return "forward: transient K/V " + std::to_string(i) + " (sequence " + std::to_string(t.seq) +
+             ")";
     };
     for (std::size_t j = 0; j < i; ++j)
       if (options.transient[j].seq == t.seq)

@@ -186,7 +186,7 @@ class Transformer {
   // transient entries through the codec (grown to the longest seen).
   std::vector<std::vector<KVSegment>> merged_;
   std::vector<std::vector<float>> transient_k_seen_, transient_v_seen_;
-  Batch chain_;                             // for the chain overload
+  Batch chain_;  // for the chain overload
 };
 
 }  // namespace tessera
