@@ -43,6 +43,14 @@ void print_decode_stats(Engine& engine, const GenerationStats& stats) {
                  forwards > 0 ? static_cast<double>(stats.generated_tokens) / forwards : 0.0,
                  static_cast<double>(stats.generated_tokens) / c.denoise_forwards);
   }
+  if (c.restoration_steps > 0)
+    std::fprintf(
+        stderr,
+        "restoration: steps=%lld restored_positions=%lld (%.1f per step) "
+        "restorer_forwards=%lld peak_transient=%s (beside the store's live bytes)\n",
+        static_cast<long long>(c.restoration_steps), static_cast<long long>(c.restored_positions),
+        static_cast<double>(c.restored_positions) / c.restoration_steps,
+        static_cast<long long>(c.restorer_forwards), mib(c.restoration_peak_bytes).c_str());
   if (!stats.branch_tokens.empty())
     std::fprintf(stderr, "branches:   %zu, layout %s, %lld entries stored, %s copied\n",
                  stats.branch_tokens.size(),
@@ -137,7 +145,8 @@ int run_generate(int argc, char** argv) {
       "stats",
       "after the text, print the KV cache's bytes (live, peak, reserved), the codec's "
       "bits per vector, tokens and tokens/s on stderr; with a proposer, the speculative "
-      "counts (steps, drafted, accepted, tokens per step)");
+      "counts (steps, drafted, accepted, tokens per step); with verifier restored, the "
+      "restoration line (steps, restored positions, the per-step transient peak)");
   po::variables_map values;
   int exit_code = 0;
   if (!parse_arguments(argc, argv, options, {}, "usage: tessera generate --config FILE [options]",
