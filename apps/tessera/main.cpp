@@ -21,6 +21,7 @@ commands:
   sweep        measure a grid of configs:  tessera sweep --config sweeps/codec-window.toml --out results/codec-window
   bench        prompt and generation speed: tessera bench --config configs/stories260k.toml --threads 1,2
                speculative against plain:  tessera bench --spec --config configs/tok512-ar-1m-spec.toml
+  fit-projection  K/V restoration's linear map: tessera fit-projection --config FILE --text FILE --out FILE
   inspect      describe a model file:      tessera inspect stories260K.gguf
   quantize     convert a model's weights:  tessera quantize stories260K.gguf stories260K-q8_0.gguf q8_0
   make-model   random weights, real shape: tessera make-model --shape 110m --vocab-from VOCAB.gguf --out 110m.gguf
@@ -43,6 +44,7 @@ int run_command(int argc, char** argv) {
   if (command == "sweep") return run_sweep(argc - 1, argv + 1);
   if (command == "inspect") return run_inspect(argc - 1, argv + 1);
   if (command == "bench") return run_bench(argc - 1, argv + 1);
+  if (command == "fit-projection") return run_fit_projection(argc - 1, argv + 1);
   if (command == "quantize") return run_quantize(argc - 1, argv + 1);
   if (command == "make-model") return run_make_model(argc - 1, argv + 1);
   if (command == "plugins") return run_plugins(argc - 1, argv + 1);
