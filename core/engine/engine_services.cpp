@@ -74,6 +74,16 @@ Result<std::unique_ptr<Transformer>> EngineServices::make_transformer(const Load
   return Transformer::create(model, *backend_, max_batch_);
 }
 
+Result<std::unique_ptr<Transformer>> EngineServices::make_sized_transformer(
+    const LoadedModel& model, int max_batch) {
+  if (backend_ == nullptr) return not_yet("a forward");
+  if (max_batch < 1 || max_batch > max_batch_)
+    return invalid_argument(
+        "a forward for " + std::to_string(max_batch) +
+        " tokens: between 1 and decode.max_batch = " + std::to_string(max_batch_));
+  return Transformer::create(model, *backend_, max_batch);
+}
+
 Result<std::unique_ptr<CheckedCacheStore>> EngineServices::make_cache(const LoadedModel& model) {
   if (cache_record_ == nullptr) return not_yet("a cache store");
   if (!identity_codec_) {

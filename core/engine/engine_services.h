@@ -53,6 +53,8 @@ class EngineServices final : public PluginServices {
   Result<const LoadedModel*> load_model(std::string_view name, std::string_view option_key,
                                         std::string_view tokenizer) override;
   Result<std::unique_ptr<Transformer>> make_transformer(const LoadedModel& model) override;
+  Result<std::unique_ptr<Transformer>> make_sized_transformer(const LoadedModel& model,
+                                                              int max_batch) override;
   Result<std::unique_ptr<CheckedCacheStore>> make_cache(const LoadedModel& model) override;
   Result<std::unique_ptr<PluginObject>> create_plugin(std::string_view kind,
                                                       std::string_view name) override;

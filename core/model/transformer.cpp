@@ -89,6 +89,7 @@ Status Transformer::allocate_scratch() {
     ASSIGN_OR_RETURN(auto buffer, backend_.allocate(floats * sizeof(float)));
     out = static_cast<float*>(buffer->data());
     buffers_.push_back(std::move(buffer));
+    scratch_bytes_ += floats * sizeof(float);
     return ok_status();
   };
   const std::size_t q_width = static_cast<std::size_t>(c.n_heads * c.head_dim);

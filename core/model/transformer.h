@@ -113,6 +113,8 @@ class Transformer {
   const ModelConfig& config() const { return model_.config; }
   CacheGeometry cache_geometry() const;
   int max_batch() const { return max_batch_; }
+  // Bytes of the activation scratch taken at create() (ABI 3.2).
+  std::size_t scratch_bytes() const { return scratch_bytes_; }
 
  private:
   Transformer(const LoadedModel& model, Backend& backend, int max_batch);
@@ -151,6 +153,7 @@ class Transformer {
   Backend& backend_;
   int max_batch_;
   std::vector<std::unique_ptr<Buffer>> buffers_;
+  std::size_t scratch_bytes_ = 0;
   // Scratch, each sized for max_batch tokens.
   float* x_ = nullptr;     // residual stream [n, dim]
   float* xb_ = nullptr;    // normed input / projection output [n, dim]

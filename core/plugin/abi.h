@@ -28,8 +28,9 @@
 // Verifier::prefill appended; ModelConfig's block-diffusion fields and the
 // diffusion counters appended. 3.2: K/V restoration: TransientKV
 // (core/cache/transient_kv.h); ForwardOptions::transient, read_store and
-// unwindowed, Transformer::pending_k/pending_v appended; the restoration
-// counters appended to DecodeCounters.
+// unwindowed, Transformer::pending_k/pending_v and scratch_bytes appended; the restoration
+// counters appended to DecodeCounters; PluginServices::make_sized_transformer
+// appended.
 #ifndef TESSERA_ABI_MAJOR
 #define TESSERA_ABI_MAJOR 3
 #endif

@@ -63,6 +63,11 @@ class PluginServices {
   // plugin's options in the same section: how `tree` wraps any drafter.
   virtual Result<std::unique_ptr<PluginObject>> create_plugin(std::string_view kind,
                                                               std::string_view name) = 0;
+  // make_transformer with scratch for `max_batch` tokens (1..max_batch())
+  // instead of max_batch(): a forward that never carries more (a restorer
+  // fed in chunks) takes only what it needs (ABI 3.2).
+  virtual Result<std::unique_ptr<Transformer>> make_sized_transformer(const LoadedModel& model,
+                                                                      int max_batch) = 0;
 };
 
 // create_plugin, checked to be an `Interface` (the kind's class).

@@ -1,5 +1,7 @@
 #include "plugins/verifier_restored/restoration_settings.h"
 
+#include <algorithm>
+
 #include "plugins/verifier_restored/restorer_match.h"
 
 namespace tessera {
@@ -33,7 +35,11 @@ Result<RestorerParts> make_restorer_parts(PluginServices& services,
     ASSIGN_OR_RETURN(const LoadedModel* model,
                      services.load_model(settings.restorer_model, "decode.restorer_model"));
     RETURN_IF_ERROR(check_restorer_matches(*target, *model));
-    ASSIGN_OR_RETURN(parts.own_restorer, services.make_transformer(*model));
+    // Its scratch for the chunk it carries, not a whole batch.
+    const int chunk = static_cast<int>(
+        settings.restore_chunk > 0 ? std::min<int64_t>(settings.restore_chunk, services.max_batch())
+                                   : services.max_batch());
+    ASSIGN_OR_RETURN(parts.own_restorer, services.make_sized_transformer(*model, chunk));
   }
   if (!settings.linear) {
     parts.projection = std::make_unique<IdentityProjection>();

@@ -16,6 +16,11 @@ RestoringForward::RestoringForward(Transformer& target, Transformer& restorer,
   batch_.reserve(1);
 }
 
+std::size_t RestoringForward::restorer_scratch_bytes() const {
+  // The target restoring itself runs in its own scratch, held anyway.
+  return &restorer_ == &target_ ? 0 : restorer_.scratch_bytes();
+}
+
 Status RestoringForward::prefill(CheckedCacheStore& cache, SequenceId seq,
                                  std::span<const int32_t> tokens, int64_t cached,
                                  DecodeCounters& counters) {
@@ -45,7 +50,8 @@ Result<std::span<const float>> RestoringForward::step(CheckedCacheStore& cache, 
     restored = history_.transient(seq, run.begin, run.end);
     ++counters.restoration_steps;
     counters.restored_positions += run.size();
-    counters.restoration_peak_bytes = std::max(counters.restoration_peak_bytes, history_.bytes());
+    counters.restoration_peak_bytes =
+        std::max(counters.restoration_peak_bytes, history_.bytes() + restorer_scratch_bytes());
   }
   batch_.clear();
   batch_.add(tokens.back(), seq, static_cast<int32_t>(tokens.size() - 1), -1,

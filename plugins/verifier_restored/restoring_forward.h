@@ -41,6 +41,9 @@ class RestoringForward {
                                       std::span<const int32_t> tokens, DecodeCounters& counters);
 
  private:
+  // A restorer of its own holds activations only for restoring.
+  std::size_t restorer_scratch_bytes() const;
+
   Transformer& target_;
   Transformer& restorer_;
   const KVProjection& projection_;
