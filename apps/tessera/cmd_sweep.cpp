@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <set>
 
 #include "apps/tessera/cli_common.h"
@@ -100,6 +101,11 @@ Status run_point(const sweep::SweepSpec& spec, const std::vector<std::size_t>& c
   if (static_cast<int64_t>(tokens.size()) > s.max_tokens + 1)
     tokens = tokens.first(static_cast<std::size_t>(s.max_tokens) + 1);
   if (tokens.size() < 2) return invalid_argument(s.text + " gives fewer than two tokens");
+  std::optional<RestorationSettings> restoration;
+  if (engine->description().verifier == "restored") {
+    ASSIGN_OR_RETURN(restoration, restoration_settings(config, registry));
+  }
+  const RestorationSettings* restored = restoration ? &*restoration : nullptr;
   row.metrics.emplace_back("bits_per_vector", engine->codec_bits_per_head_vector());
   std::string notes;
   const auto task_done = [&](const std::string& task, const Status& status) {
@@ -107,7 +113,7 @@ Status run_point(const sweep::SweepSpec& spec, const std::vector<std::size_t>& c
   };
   for (const std::string& task : s.tasks) {
     if (task == "perplexity") {
-      task_done(task, sweep::measure_perplexity(*engine, tokens, row.metrics));
+      task_done(task, sweep::measure_perplexity(*engine, tokens, row.metrics, restored));
     } else if (task == "fidelity") {
       auto reference_config = sweep::reference_config(config, static_cast<int64_t>(tokens.size()));
       if (!reference_config.ok()) {
@@ -119,9 +125,9 @@ Status run_point(const sweep::SweepSpec& spec, const std::vector<std::size_t>& c
         task_done(task, reference.status());
         continue;
       }
-      task_done(task, sweep::measure_fidelity(*engine, **reference, tokens, row.metrics));
+      task_done(task, sweep::measure_fidelity(*engine, **reference, tokens, row.metrics, restored));
     } else if (task == "recall") {
-      task_done(task, sweep::measure_recall(*engine, all_tokens, s, row.metrics));
+      task_done(task, sweep::measure_recall(*engine, all_tokens, s, row.metrics, restored));
     } else if (task == "memory") {
       task_done(task, sweep::measure_memory(*engine, tokens, row.metrics));
     } else if (task == "speed") {

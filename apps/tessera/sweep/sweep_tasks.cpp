@@ -7,6 +7,7 @@
 
 #include "apps/tessera/sweep/median.h"
 #include "apps/tessera/sweep/plugin_options.h"
+#include "apps/tessera/sweep/position_logits.h"
 #include "apps/tessera/sweep/speculative_rates.h"
 #include "apps/tessera/sweep/timed_decode.h"
 #include "core/engine/perplexity.h"
@@ -15,35 +16,6 @@
 namespace tessera::sweep {
 namespace {
 
-// Every position's logits for `tokens` fed to a fresh sequence, row-major
-// [tokens, vocab]. The sequence is released.
-Result<std::vector<float>> all_logits(Engine& engine, std::span<const int32_t> tokens) {
-  const auto vocab = static_cast<std::size_t>(engine.model().config.vocab_size);
-  SequenceState seq;
-  RETURN_IF_ERROR(engine.begin_sequence(seq));
-  std::vector<float> logits;
-  logits.reserve(tokens.size() * vocab);
-  const auto chunk = static_cast<std::size_t>(engine.transformer().max_batch());
-  std::vector<int32_t> positions(chunk);
-  Status status;
-  for (std::size_t start = 0; start < tokens.size() && status.ok(); start += chunk) {
-    const std::size_t n = std::min(chunk, tokens.size() - start);
-    std::iota(positions.begin(), positions.begin() + static_cast<std::ptrdiff_t>(n),
-              static_cast<int32_t>(start));
-    auto rows = engine.transformer().forward(engine.cache(), seq.id, tokens.subspan(start, n),
-                                             std::span(positions).first(n), LogitsWanted::kAll);
-    if (!rows.ok()) {
-      status = rows.status();
-      break;
-    }
-    logits.insert(logits.end(), rows->begin(), rows->end());
-  }
-  const Status released = engine.end_sequence(seq);
-  RETURN_IF_ERROR(status);
-  RETURN_IF_ERROR(released);
-  return logits;
-}
-
 // Softmax of one row in double.
 void softmax(const float* row, std::size_t vocab, std::vector<double>& p) {
   p.resize(vocab);
@@ -51,6 +23,14 @@ void softmax(const float* row, std::size_t vocab, std::vector<double>& p) {
   double sum = 0;
   for (std::size_t v = 0; v < vocab; ++v) sum += (p[v] = std::exp(row[v] - max));
   for (double& x : p) x /= sum;
+}
+
+// -log softmax(row)[target], in double.
+double nll_of(const float* row, std::size_t vocab, int32_t target) {
+  const double max = *std::max_element(row, row + vocab);
+  double sum = 0;
+  for (std::size_t v = 0; v < vocab; ++v) sum += std::exp(row[v] - max);
+  return std::log(sum) + max - row[static_cast<std::size_t>(target)];
 }
 
 // speculative: baseline and proposer alternate this many times; tokens/s are
@@ -81,34 +61,66 @@ Result<Config> reference_config(const Config& point, int64_t tokens) {
   return reference;
 }
 
-Status measure_perplexity(Engine& engine, std::span<const int32_t> tokens, Metrics& out) {
+Status measure_perplexity(Engine& engine, std::span<const int32_t> tokens, Metrics& out,
+                          const RestorationSettings* restored) {
   RETURN_IF_ERROR(check_fits(engine, static_cast<int64_t>(tokens.size()) - 1, "perplexity"));
-  ASSIGN_OR_RETURN(const PerplexityResult result, score_tokens(engine, tokens));
-  out.emplace_back("nll", result.mean_nll);
-  out.emplace_back("ppl", std::exp(result.mean_nll));
+  if (restored == nullptr) {
+    ASSIGN_OR_RETURN(const PerplexityResult result, score_tokens(engine, tokens));
+    out.emplace_back("nll", result.mean_nll);
+    out.emplace_back("ppl", std::exp(result.mean_nll));
+    return ok_status();
+  }
+  // Restored decoding scores what its steps attend to.
+  const std::span<const int32_t> fed = tokens.first(tokens.size() - 1);
+  ASSIGN_OR_RETURN(const std::vector<float> logits, position_logits(engine, fed, restored));
+  const auto vocab = static_cast<std::size_t>(engine.model().config.vocab_size);
+  double total = 0;
+  for (std::size_t i = 0; i < fed.size(); ++i)
+    total += nll_of(logits.data() + i * vocab, vocab, tokens[i + 1]);
+  const double mean = total / static_cast<double>(fed.size());
+  out.emplace_back("nll", mean);
+  out.emplace_back("ppl", std::exp(mean));
   return ok_status();
 }
 
 Status measure_fidelity(Engine& engine, Engine& reference, std::span<const int32_t> tokens,
-                        Metrics& out) {
+                        Metrics& out, const RestorationSettings* restored) {
   RETURN_IF_ERROR(check_fits(engine, static_cast<int64_t>(tokens.size()), "fidelity"));
-  ASSIGN_OR_RETURN(const std::vector<float> got, all_logits(engine, tokens));
-  ASSIGN_OR_RETURN(const std::vector<float> want, all_logits(reference, tokens));
+  ASSIGN_OR_RETURN(const std::vector<float> got, position_logits(engine, tokens, restored));
+  ASSIGN_OR_RETURN(const std::vector<float> want, position_logits(reference, tokens, nullptr));
   const auto vocab = static_cast<std::size_t>(engine.model().config.vocab_size);
+  // Past the window: queries at t >= sink + window, which a window no longer
+  // lets see every position (all positions when the store keeps everything).
+  const WindowRule rule = engine.cache().policy().rule;
+  const std::size_t past = rule.limits() ? static_cast<std::size_t>(rule.sink + rule.window) : 0;
   std::vector<double> p, q;
-  double kl = 0;
-  int64_t agree = 0;
+  double kl = 0, kl_past = 0, nll_past = 0, ref_nll_past = 0;
+  int64_t agree = 0, agree_past = 0, scored_past = 0;
   for (std::size_t row = 0; row < tokens.size(); ++row) {
     const float* a = want.data() + row * vocab;
     const float* b = got.data() + row * vocab;
     softmax(a, vocab, p);
     softmax(b, vocab, q);
+    double row_kl = 0;
     for (std::size_t v = 0; v < vocab; ++v)
-      if (p[v] > 0) kl += p[v] * (std::log(p[v]) - std::log(std::max(q[v], 1e-300)));
-    agree += std::max_element(a, a + vocab) - a == std::max_element(b, b + vocab) - b;
+      if (p[v] > 0) row_kl += p[v] * (std::log(p[v]) - std::log(std::max(q[v], 1e-300)));
+    const bool same = std::max_element(a, a + vocab) - a == std::max_element(b, b + vocab) - b;
+    kl += row_kl;
+    agree += same;
+    if (row < past || row + 1 >= tokens.size()) continue;
+    kl_past += row_kl;
+    agree_past += same;
+    nll_past += nll_of(b, vocab, tokens[row + 1]);
+    ref_nll_past += nll_of(a, vocab, tokens[row + 1]);
+    ++scored_past;
   }
   out.emplace_back("kl", kl / static_cast<double>(tokens.size()));
   out.emplace_back("top1", static_cast<double>(agree) / static_cast<double>(tokens.size()));
+  const double past_rows = static_cast<double>(std::max<int64_t>(scored_past, 1));
+  out.emplace_back("kl_past_window", kl_past / past_rows);
+  out.emplace_back("top1_past_window", static_cast<double>(agree_past) / past_rows);
+  out.emplace_back("nll_past_window", nll_past / past_rows);
+  out.emplace_back("full_nll_past_window", ref_nll_past / past_rows);
 
   // K/V relative MSE per layer: the reference's exact K/V through the point's codecs.
   SequenceState seq;
@@ -173,7 +185,7 @@ Status measure_fidelity(Engine& engine, Engine& reference, std::span<const int32
 }
 
 Status measure_recall(Engine& engine, std::span<const int32_t> text, const SweepSettings& settings,
-                      Metrics& out) {
+                      Metrics& out, const RestorationSettings* restored) {
   const auto length = static_cast<std::size_t>(settings.recall_length);
   const auto filler = static_cast<std::size_t>(settings.recall_filler);
   const bool random = settings.recall_source == "random";
@@ -212,7 +224,7 @@ Status measure_recall(Engine& engine, std::span<const int32_t> text, const Sweep
     const std::size_t second = tokens.size();
     tokens.insert(tokens.end(), again.begin(), again.end());
     RETURN_IF_ERROR(check_fits(engine, static_cast<int64_t>(tokens.size()), "recall"));
-    ASSIGN_OR_RETURN(const std::vector<float> logits, all_logits(engine, tokens));
+    ASSIGN_OR_RETURN(const std::vector<float> logits, position_logits(engine, tokens, restored));
     int64_t hits = 0;
     for (std::size_t i = second; i < tokens.size(); ++i) {
       const float* row = logits.data() + (i - 1) * width;

@@ -12,21 +12,31 @@
 #include "core/engine/engine.h"
 #include "core/plugin/registry.h"
 #include "core/status/status.h"
+#include "plugins/verifier_restored/restoration_settings.h"
 
 namespace tessera::sweep {
 
 using Metrics = std::vector<std::pair<std::string, double>>;
 
+// `restored` (perplexity, fidelity, recall): the engine's verifier
+// `restored` options, the logits then coming from restored steps
+// (position_logits.h); null for any other verifier: the plain forward.
+
 // mean nll (nats per token) and perplexity over the text.
-Status measure_perplexity(Engine& engine, std::span<const int32_t> tokens, Metrics& out);
+Status measure_perplexity(Engine& engine, std::span<const int32_t> tokens, Metrics& out,
+                          const RestorationSettings* restored = nullptr);
 
 // Against `reference` (the same model, the whole text in a static cache, no
 // codec): the mean KL divergence KL(reference || point) and top-1 agreement of
 // every position's next-token distribution; and, per layer, the K and V
 // relative MSE mean||x - x^||^2 / mean||x||^2 of the point's codec on the
-// reference's exact K/V (keys as the point's codec stage sees them).
+// reference's exact K/V (keys as the point's codec stage sees them). The
+// same past the window (queries at t >= sink + window; every position when
+// the store keeps all), with the mean nll there of the point and of the
+// reference (kl_past_window, top1_past_window, nll_past_window,
+// full_nll_past_window).
 Status measure_fidelity(Engine& engine, Engine& reference, std::span<const int32_t> tokens,
-                        Metrics& out);
+                        Metrics& out, const RestorationSettings* restored = nullptr);
 
 // recall_source "text": a passage of recall_length tokens of the text, the
 // recall_filler tokens after it, the passage again. "random": recall_length
@@ -37,7 +47,7 @@ Status measure_fidelity(Engine& engine, Engine& reference, std::span<const int32
 // `recall_gain` their difference. All are means over recall_trials draws from
 // `seed`.
 Status measure_recall(Engine& engine, std::span<const int32_t> text, const SweepSettings& settings,
-                      Metrics& out);
+                      Metrics& out, const RestorationSettings* restored = nullptr);
 
 // KV bytes after the whole text was fed: live, per token, the most live at
 // any point, and reserved.
