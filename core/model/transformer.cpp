@@ -480,7 +480,9 @@ Status Transformer::build_views(CheckedCacheStore& cache, int layer, bool encode
     // codec like the batch's own K/V, token-major like k_new_.
     const int64_t count = transient->count();
     const auto floats = static_cast<std::size_t>(count * kv_width);
-    if (transient_k_seen_[s].size() < floats) {
+    // A raw-f32 codec reads them in place; another grows this scratch to the
+    // longest transient run (doubling), then reuses it.
+    if (!codec.stores_raw_f32() && transient_k_seen_[s].size() < floats) {
       transient_k_seen_[s].resize(floats);
       transient_v_seen_[s].resize(floats);
     }

@@ -83,5 +83,24 @@ TEST(DecodeNoAlloc, SpeculativeStepsAllocateNothing) {
           << decode << sampling;
 }
 
+// Restored steps past the window: the restorer's chunked forward over the
+// history, the transient K/V and the lifted window reuse scratch reserved for
+// cache.max_tokens positions. The target restoring itself is measured from
+// the first restored steps on; with another model restoring, one buffer still
+// grows once while the history passes its first restore chunks (not yet
+// found), so it is measured from a 70-token history on.
+TEST(DecodeNoAlloc, RestoredStepsAllocateNothing) {
+  const std::string config =
+      "[cache]\nplugin = \"sink_window\"\nsink = 4\nwindow = 16\nmax_tokens = 128\n"
+      "codec_stage = \"pre_rope\"\n[decode]\nverifier = \"restored\"\nrestore_chunk = 16\n";
+  EXPECT_EQ(
+      allocations_in_decode_steps(config + "restorer = \"self\"\n", 40, 30, "tok512-ar-1m.gguf"),
+      0);
+  EXPECT_EQ(allocations_in_decode_steps(
+                config + "restorer = \"model\"\nrestorer_model = \"tok512-sdar-1m.gguf\"\n", 20, 70,
+                "tok512-ar-1m.gguf"),
+            0);
+}
+
 }  // namespace
 }  // namespace tessera
