@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/gguf/synthetic_model.h"
 #include "plugins/verifier_restored/projection_fit.h"
 #include "tests/decode/spec_test_util.h"
 #include "tests/gguf/gguf_test_util.h"
@@ -44,6 +45,25 @@ TEST(RestorationModel, RefusesARestorerOfOtherShapes) {
   const std::string error = create_error("tok512-ar-1m.gguf", restored_by("stories260K.gguf"));
   EXPECT_NE(error.find("layers"), std::string::npos) << error;
   EXPECT_NE(error.find("stories260K.gguf"), std::string::npos) << error;
+}
+
+TEST(RestorationModel, RefusesARestorerOfAnotherVocabulary) {
+  // The target's shapes, llama's 32000-piece vocabulary: more tokens than the
+  // target's 512, but not the target's first.
+  testing::TempDir dir;
+  SyntheticModelSpec spec;
+  spec.dim = 128;
+  spec.layers = 6;
+  spec.heads = 8;
+  spec.kv_heads = 4;
+  spec.ffn = 384;
+  spec.context = 256;
+  spec.vocab_from = std::string(TESSERA_SHARED_DIR) + "/models/ggml-vocab-llama-spm.gguf";
+  const std::string path = dir.file("other-vocab.gguf");
+  ASSERT_TRUE(make_synthetic_model(spec, path).ok());
+  const std::string error = create_error("tok512-ar-1m.gguf", restored_by(path));
+  EXPECT_NE(error.find("must share the target's tokenizer"), std::string::npos) << error;
+  EXPECT_NE(error.find("other-vocab.gguf"), std::string::npos) << error;
 }
 
 TEST(RestorationModel, LinearProjectionNeedsItsFile) {
