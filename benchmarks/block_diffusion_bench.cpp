@@ -34,8 +34,8 @@ constexpr Mode kModes[] = {
 void BM_GreedyFromBos(benchmark::State& state) {
   const Mode& mode = kModes[state.range(0)];
   auto engine = support::shared_model_engine(
-      mode.model, "[backend]\nthreads = 1\n[cache]\nmax_tokens = 256\n[decode]\n" +
-                      std::string(mode.decode));
+      mode.model,
+      "[backend]\nthreads = 1\n[cache]\nmax_tokens = 256\n[decode]\n" + std::string(mode.decode));
   if (!engine.ok()) {
     std::cerr << "block_diffusion_bench: " << engine.status().to_string() << "\n";
     std::exit(1);
@@ -60,9 +60,7 @@ void BM_GreedyFromBos(benchmark::State& state) {
   state.counters["tokens/forward"] = static_cast<double>(tokens) / static_cast<double>(forwards);
 }
 // Arguments: the mode (kModes), the tokens generated.
-BENCHMARK(BM_GreedyFromBos)
-    ->ArgsProduct({{0, 1, 2, 3}, {128}})
-    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_GreedyFromBos)->ArgsProduct({{0, 1, 2, 3}, {128}})->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace tessera
