@@ -119,6 +119,13 @@ Status Transformer::allocate_scratch() {
   gather_k_.resize(layers * n * kv);
   gather_v_.resize(layers * n * kv);
   gather_positions_.reserve(n);
+  // Transient K/V views, one per chunk sequence: a few segments each (sinks,
+  // a ring's two runs and the transient one), so their first use allocates
+  // nothing; the decoded transient runs grow with their length (non-raw codecs).
+  merged_.resize(n);
+  for (std::vector<KVSegment>& segments : merged_) segments.reserve(4);
+  transient_k_seen_.resize(n);
+  transient_v_seen_.resize(n);
   chain_.reserve(n);
   return ok_status();
 }
@@ -458,11 +465,6 @@ Status Transformer::build_views(CheckedCacheStore& cache, int layer, bool encode
   const CacheGeometry& g = cache.geometry();
   const Compressor& codec = cache.codec(layer);
   const int64_t kv_width = static_cast<int64_t>(g.kv_heads) * g.head_dim;
-  if (merged_.size() < chunk_seqs_.size()) {
-    merged_.resize(chunk_seqs_.size());
-    transient_k_seen_.resize(chunk_seqs_.size());
-    transient_v_seen_.resize(chunk_seqs_.size());
-  }
   for (std::size_t s = 0; s < chunk_seqs_.size(); ++s) {
     const SequenceId seq = chunk_seqs_[s];
     KVView stored;
