@@ -25,12 +25,14 @@
 // weights). 3.0: plugin services (create() takes them), per-lane decode state
 // and the lane-based Proposer / Verifier, branch ids on batch tokens and
 // stored entries, CacheStore::append with branches, bytes copied. 3.1:
-// Verifier::prefill appended; ModelConfig's block-diffusion fields and the
-// diffusion counters appended. 3.2: K/V restoration: TransientKV
+// Verifier::prefill and takes_drafts appended; ModelConfig's block-diffusion
+// fields and the diffusion counters appended; the fixed-shape step's
+// Backend::masked_attention and cache_update, CacheStore::dense_layer and
+// append_in_place appended. 3.2: K/V restoration: TransientKV
 // (core/cache/transient_kv.h); ForwardOptions::transient, read_store and
-// unwindowed, Transformer::pending_k/pending_v and scratch_bytes appended; the restoration
-// counters appended to DecodeCounters; PluginServices::make_sized_transformer
-// appended.
+// unwindowed, Transformer::pending_k/pending_v and scratch_bytes appended;
+// the restoration counters appended to DecodeCounters;
+// PluginServices::make_sized_transformer appended.
 #ifndef TESSERA_ABI_MAJOR
 #define TESSERA_ABI_MAJOR 3
 #endif
