@@ -25,7 +25,7 @@ if ! command -v clang++ >/dev/null || ! ls /usr/lib/llvm-*/lib/clang/*/lib/linux
   exit 2
 fi
 [ -f build/fuzz/CMakeCache.txt ] || cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz
+cmake --build --preset fuzz --target tessera_fuzz_all
 bin=build/fuzz/fuzz
 corpus=build/fuzz/corpus
 findings=build/fuzz/findings

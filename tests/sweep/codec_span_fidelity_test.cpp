@@ -19,6 +19,12 @@
 namespace tessera {
 namespace {
 
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitizedBuild = true;
+#else
+constexpr bool kSanitizedBuild = false;
+#endif
+
 struct Fidelity {
   double bits = 0, k_mse = 0, v_mse = 0, kl = 0;
 };
@@ -85,7 +91,8 @@ TEST_P(CodecSpanFidelity, LatticeWithOneVectorPerTokenBeatsIntAtEqualBits) {
       {"plugin = \"int4\"", stories ? "lattice = \"E8\"\nq = 15" : "lattice = \"E8\"\nq = 10"},
       {"plugin = \"int4\"", stories ? "lattice = \"D4\"\nq = 18" : "lattice = \"D4\"\nq = 12"},
   };
-  constexpr int64_t kTokens = 256;
+  // The sanitizer build (several times slower) measures the first half.
+  constexpr int64_t kTokens = kSanitizedBuild ? 128 : 256;
   for (const Pairing& p : pairings) {
     const Fidelity base = measure(GetParam(), "[cache.codec]\n" + p.baseline + "\n", kTokens);
     const Fidelity lat =
