@@ -6,7 +6,8 @@
 # draw the plots of `tessera sweep`; zlib lets the plot tests read the PNGs
 # back. With --fuzz it also installs clang and libFuzzer for the fuzz targets
 # (scripts/fuzz.sh; CI does). The CUDA toolkit is optional and never installed
-# here.
+# here. python3-numpy and python3-jinja2 run the model-family reference checks;
+# Node.js installs the pinned reference packages (scripts/install-references.sh).
 set -euo pipefail
 
 packages=(
@@ -17,7 +18,11 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libvulkan-dev vulkan-tools mesa-vulkan-drivers glslc glslang-tools spirv-tools
   clang-format
+  python3-numpy python3-jinja2
 )
+# Node.js and npm install the pinned reference packages (scripts/install-references.sh);
+# Debian's only where the machine has no node of its own.
+command -v node >/dev/null || packages+=(nodejs npm)
 # The fuzz targets (scripts/fuzz.sh) need clang and libFuzzer: `install-deps.sh --fuzz`.
 if [ "${1:-}" = "--fuzz" ]; then
   packages+=(clang libfuzzer-14-dev)
