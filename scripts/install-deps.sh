@@ -13,7 +13,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ pkg-config git
   libboost-dev libboost-program-options-dev libboost-filesystem-dev libboost-system-dev
-  libeigen3-dev libdnnl-dev libtomlplusplus-dev
+  libeigen3-dev libdnnl-dev libtomlplusplus-dev nlohmann-json3-dev
   libplplot-dev plplot-driver-cairo zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libvulkan-dev vulkan-tools mesa-vulkan-drivers glslc glslang-tools spirv-tools
