@@ -74,7 +74,7 @@ Result<SplitRegex> SplitRegex::compile(std::string_view pattern, RegexDialect di
       dialect == RegexDialect::kLlamaCpp && !has_llamacpp_category(pattern);
   const auto& table = fast_path_table();
   for (size_t i = 0; i < table.size(); ++i) {
-    if (table[i].pattern != pattern) continue;
+    if (table[i].pattern != pattern || compiled.non_ascii_space_as_vt_) continue;
     compiled.fast_path_ = table[i].gpt2 ? FastPath::kGpt2 : FastPath::kLlama3;
     compiled.fast_path_variant_ = static_cast<int>(i);
   }
