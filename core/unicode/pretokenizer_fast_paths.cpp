@@ -10,10 +10,12 @@ using Pieces = std::vector<std::pair<uint32_t, uint32_t>>;
 // The text with its flags looked up once per code point; past the end reads as nothing.
 class Text {
  public:
-  explicit Text(std::span<const char32_t> cps) : cps_(cps) {}
+  explicit Text(std::span<const char32_t> cps) : cps_(cps), flags_(cps.size() + 1, 0) {
+    for (size_t i = 0; i < cps.size(); ++i) flags_[i] = flags_of(cps[i]);
+  }
   uint32_t size() const { return static_cast<uint32_t>(cps_.size()); }
   char32_t at(uint32_t i) const { return i < cps_.size() ? cps_[i] : 0; }
-  uint16_t flags(uint32_t i) const { return i < cps_.size() ? flags_of(cps_[i]) : 0; }
+  uint16_t flags(uint32_t i) const { return i < cps_.size() ? flags_[i] : 0; }
   bool is(uint32_t i, uint16_t mask) const { return (flags(i) & mask) != 0; }
   // [^\s\p{L}\p{N}]
   bool is_other(uint32_t i) const {
@@ -32,6 +34,7 @@ class Text {
 
  private:
   std::span<const char32_t> cps_;
+  std::vector<uint16_t> flags_;
 };
 
 bool letter_is(char32_t cp, char lower, Contractions rule) {

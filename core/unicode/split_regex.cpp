@@ -1,5 +1,6 @@
 #include "core/unicode/split_regex.h"
 
+#include <algorithm>
 #include <string>
 
 #include "core/unicode/pretokenizer_fast_paths.h"
@@ -155,7 +156,11 @@ void SplitRegex::split(std::span<const char32_t> cps,
     return;
   }
   std::vector<char32_t> storage;
-  (void)run_generic(text_to_match(cps, storage), pieces, kDefaultStepBudget, false);
+  // Per match attempt: the default budget, or more on texts long enough that a plain
+  // greedy run over them could need it (a tokenizer pattern takes a few steps per code
+  // point), so split() gives up only on real catastrophic backtracking.
+  const uint64_t budget = std::max<uint64_t>(kDefaultStepBudget, 64 * uint64_t{cps.size()});
+  (void)run_generic(text_to_match(cps, storage), pieces, budget, false);
 }
 
 void SplitRegex::split_fast(std::span<const char32_t> cps,

@@ -55,8 +55,9 @@ class SplitRegex {
   // empty match never splits). Appends to `pieces` the [begin, end) code-point ranges
   // covering [0, cps.size()) in order: each match and each gap between matches (Hugging
   // Face Split behaviour "Isolated"; llama.cpp's unicode_regex_split keeps gaps too).
-  // Should a match attempt exhaust the step budget, that position is treated as not
-  // matching (use split_checked() to get an error instead).
+  // Should a match attempt exhaust its step budget (kDefaultStepBudget, or 64 steps per
+  // code point of a longer text), that position is treated as not matching (use
+  // split_checked() to get an error instead).
   void split(std::span<const char32_t> cps,
              std::vector<std::pair<uint32_t, uint32_t>>& pieces) const;
 
