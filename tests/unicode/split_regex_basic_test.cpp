@@ -74,6 +74,23 @@ TEST(SplitRegexBasic, AnchorsAreLineAnchors) {
             (std::vector<std::string>{"a", "  ", "\nb", "  "}));
 }
 
+TEST(SplitRegexBasic, LlamaCppDialectHidesNonAsciiSpacesFromPatternsWithoutCategories) {
+  // U+3000 lies in the range; llama.cpp matches it as U+000B, which only \s still sees.
+  const std::string pattern = "[\u3000-\u303f]+|\\s+";
+  auto oniguruma = SplitRegex::compile(pattern);
+  auto llamacpp = SplitRegex::compile(pattern, RegexDialect::kLlamaCpp);
+  ASSERT_TRUE(oniguruma.ok() && llamacpp.ok());
+  EXPECT_EQ(split_text(*oniguruma, "a\u3000\u3001b"),
+            (std::vector<std::string>{"a", "\u3000\u3001", "b"}));
+  EXPECT_EQ(split_text(*llamacpp, "a\u3000\u3001b"),
+            (std::vector<std::string>{"a", "\u3000", "\u3001", "b"}));
+  // With a category in the pattern llama.cpp takes its other path, which keeps them.
+  auto with_category = SplitRegex::compile("[\u3000-\u303f]+|\\p{L}+", RegexDialect::kLlamaCpp);
+  ASSERT_TRUE(with_category.ok());
+  EXPECT_EQ(split_text(*with_category, "a\u3000\u3001b"),
+            (std::vector<std::string>{"a", "\u3000\u3001", "b"}));
+}
+
 void expect_refused(const std::string& pattern, StatusCode code, const std::string& fragment) {
   auto regex = SplitRegex::compile(pattern);
   ASSERT_FALSE(regex.ok()) << pattern;

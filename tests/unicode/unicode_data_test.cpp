@@ -2,6 +2,10 @@
 // the UTF-8 encoder's round trips.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -85,6 +89,27 @@ TEST(Utf8, RoundTripsAndOffsets) {
   decode_utf8("", cps, &offsets);
   EXPECT_TRUE(cps.empty());
   EXPECT_EQ(offsets, (std::vector<uint32_t>{0}));
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+TEST(UnicodeData, CommittedTablesAreWhatTheGeneratorWrites) {
+  const std::string source = TESSERA_SOURCE_DIR;
+  const std::string output = std::string(TESSERA_BINARY_DIR) + "/unicode_tables_regenerated.cpp";
+  ASSERT_TRUE(std::filesystem::exists("/usr/share/unicode/UnicodeData.txt"))
+      << "install Debian's unicode-data (scripts/install-deps.sh)";
+  const std::string command = "/usr/bin/python3 " + source +
+                              "/scripts/gen-unicode-tables.py /usr/share/unicode " + output +
+                              " > /dev/null";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  EXPECT_TRUE(read_file(output) == read_file(source + "/core/unicode/unicode_tables.cpp"))
+      << "core/unicode/unicode_tables.cpp is stale: rerun scripts/gen-unicode-tables.py";
+  std::filesystem::remove(output);
 }
 
 }  // namespace
