@@ -63,6 +63,15 @@ TEST(SplitRegexBasic, CaseInsensitiveComparesCaseFoldings) {
             (std::vector<std::string>{"'S", "'\u017f", "\u212a"}));
 }
 
+TEST(SplitRegexBasic, BareCaseFlagCoversTheRestOfItsGroup) {
+  // Oniguruma reads a(?i)b|c as a(?i:b|c): "ac" and "aC" match, a lone "c" does not.
+  EXPECT_EQ(split_text(compile_ok("a(?i)b|c"), "aB aC c AB"),
+            (std::vector<std::string>{"aB", " ", "aC", " c AB"}));
+  // (?:x(?i)y|z)+ is (?:x(?i:y|z))+: every repetition starts with 'x'.
+  EXPECT_EQ(split_text(compile_ok("(?:x(?i)y|z)+"), "xYxZzZxy"),
+            (std::vector<std::string>{"xYxZ", "zZ", "xy"}));
+}
+
 TEST(SplitRegexBasic, NonAsciiRanges) {
   const SplitRegex regex = compile_ok("[一-龥]+|[\\u3040-\\u309f]+");
   EXPECT_EQ(split_text(regex, "漢字かなabc"), (std::vector<std::string>{"漢字", "かな", "abc"}));
