@@ -111,6 +111,10 @@ Status SplitRegex::run_generic(std::span<const char32_t> cps,
   uint32_t gap_begin = 0;
   uint32_t pos = 0;
   while (pos < size) {
+    if (!program_->first.may_start(cps[pos], program_->sets)) {
+      ++pos;
+      continue;
+    }
     uint32_t end = 0;
     uint64_t budget = step_budget;
     const auto outcome = matcher.match_at(cps, pos, end, budget);
