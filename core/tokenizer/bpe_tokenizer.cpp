@@ -47,7 +47,8 @@ void replace_all(std::string& text, std::string_view from, std::string_view to) 
   std::string out;
   out.reserve(text.size());
   std::size_t pos = 0;
-  for (std::size_t hit; (hit = text.find(from, pos)) != std::string::npos; pos = hit + from.size()) {
+  for (std::size_t hit; (hit = text.find(from, pos)) != std::string::npos;
+       pos = hit + from.size()) {
     out.append(text, pos, hit - pos);
     out += to;
   }
@@ -217,8 +218,8 @@ std::vector<std::string> BpeTokenizer::pre_tokenize(std::string_view text, Fragm
         }
         case PreTokenizerStep::Kind::kMetaspace: {
           replace_all(word, " ", step.replacement);
-          const bool prepend = step.prepend_scheme == "always" ||
-                               (step.prepend_scheme == "first" && where.first);
+          const bool prepend =
+              step.prepend_scheme == "always" || (step.prepend_scheme == "first" && where.first);
           if (prepend && word.rfind(step.replacement, 0) != 0) word.insert(0, step.replacement);
           if (step.split)
             split_by_string(step.replacement, word, SplitBehavior::kMergedWithNext, false, next);
@@ -329,90 +330,84 @@ Status BpeTokenizer::emit_unknown(std::string_view symbol, std::vector<int32_t>&
                           "and no unknown token; remove or replace that character");
 }
 
-std::string BpeTokenizer::run_decoders(std::vector<std::string> pieces, bool at_start) const {
+std::string BpeTokenizer::run_decoders(std::vector<DecodedPiece> pieces, bool at_start) const {
   bool fused = false;
   for (const DecoderStep& step : pipeline_->decoders) {
     switch (step.kind) {
       case DecoderStep::Kind::kByteLevel:
-        for (std::string& p : pieces) p = bytes_of_byte_level(p);
+        // Added tokens are text already (transformers.js keeps them too).
+        for (DecodedPiece& p : pieces)
+          if (!p.added) p.text = bytes_of_byte_level(p.text);
         break;
       case DecoderStep::Kind::kReplace:
-        for (std::string& p : pieces) replace_all(p, step.pattern, step.content);
+        for (DecodedPiece& p : pieces) replace_all(p.text, step.pattern, step.content);
         break;
       case DecoderStep::Kind::kByteFallback:
-        for (std::string& p : pieces)
-          if (const int byte = byte_of_piece(p); byte >= 0) p = std::string(1, static_cast<char>(byte));
+        for (DecodedPiece& p : pieces)
+          if (const int byte = byte_of_piece(p.text); byte >= 0)
+            p.text = std::string(1, static_cast<char>(byte));
         break;
       case DecoderStep::Kind::kFuse: {
-        std::string all;
-        for (const std::string& p : pieces) all += p;
+        DecodedPiece all{"", false};
+        for (const DecodedPiece& p : pieces) all.text += p.text;
         pieces = {std::move(all)};
         fused = true;
         break;
       }
       case DecoderStep::Kind::kStrip:
         // After Fuse the piece is the whole text: only its start is stripped.
-        for (std::size_t i = 0; i < pieces.size(); ++i) {
-          std::string& p = pieces[i];
-          if (fused && !at_start) break;
+        if (fused && !at_start) break;
+        for (DecodedPiece& piece : pieces) {
+          std::string& p = piece.text;
           for (int k = 0; k < step.start && p.rfind(step.content, 0) == 0; ++k)
             p.erase(0, step.content.size());
-          for (int k = 0; k < step.stop && p.size() >= step.content.size() &&
-                          p.compare(p.size() - step.content.size(), step.content.size(),
-                                    step.content) == 0;
+          for (int k = 0;
+               k < step.stop && p.size() >= step.content.size() &&
+               p.compare(p.size() - step.content.size(), step.content.size(), step.content) == 0;
                ++k)
             p.erase(p.size() - step.content.size());
         }
         break;
       case DecoderStep::Kind::kMetaspace:
         for (std::size_t i = 0; i < pieces.size(); ++i) {
-          replace_all(pieces[i], step.replacement, " ");
-          if (i == 0 && at_start && step.prepend && !pieces[i].empty() && pieces[i][0] == ' ')
-            pieces[i].erase(0, 1);
+          std::string& p = pieces[i].text;
+          replace_all(p, step.replacement, " ");
+          if (i == 0 && at_start && step.prepend && !p.empty() && p[0] == ' ') p.erase(0, 1);
         }
         break;
     }
   }
   std::string out;
-  for (const std::string& p : pieces) out += p;
+  for (const DecodedPiece& p : pieces) out += p.text;
   return out;
+}
+
+bool BpeTokenizer::piece_for_decoding(int32_t token, bool print_control,
+                                      DecodedPiece& piece) const {
+  if (token < 0 || token >= vocab_->size()) return false;
+  const auto index = static_cast<std::size_t>(token);
+  const TokenType type = index < vocab_->types.size() ? vocab_->types[index] : TokenType::kNormal;
+  const bool special = type == TokenType::kControl || type == TokenType::kUnknown;
+  if (special && !print_control) return false;
+  piece.text = vocab_->pieces[index];
+  piece.added = special || type == TokenType::kUserDefined;
+  return true;
 }
 
 std::string BpeTokenizer::decode_token(int32_t previous, int32_t token, bool print_control) const {
-  const bool at_start = previous < 0 || previous == vocab_->bos_id;
-  if (token < 0 || token >= vocab_->size()) return {};
-  const auto index = static_cast<std::size_t>(token);
-  const TokenType type = index < vocab_->types.size() ? vocab_->types[index] : TokenType::kNormal;
-  if (type == TokenType::kControl) return print_control ? vocab_->pieces[index] : std::string();
-  if (type == TokenType::kUserDefined) return vocab_->pieces[index];
-  return run_decoders({vocab_->pieces[index]}, at_start);
+  DecodedPiece piece;
+  if (!piece_for_decoding(token, print_control, piece)) return {};
+  return run_decoders({std::move(piece)}, previous < 0 || previous == vocab_->bos_id);
 }
 
 std::string BpeTokenizer::decode(std::span<const int32_t> tokens, bool print_control) const {
-  std::string out;
-  std::vector<std::string> run;
-  bool at_start = true;  // nothing printed yet
-  auto flush = [&] {
-    if (run.empty()) return;
-    out += run_decoders(std::move(run), at_start);
-    run.clear();
-    at_start = false;
-  };
+  std::vector<DecodedPiece> pieces;
+  pieces.reserve(tokens.size());
   for (int32_t token : tokens) {
-    if (token < 0 || token >= vocab_->size()) continue;
-    const auto index = static_cast<std::size_t>(token);
-    const TokenType type = index < vocab_->types.size() ? vocab_->types[index] : TokenType::kNormal;
-    if (type == TokenType::kControl && !print_control) continue;
-    if (type == TokenType::kControl || type == TokenType::kUserDefined) {
-      flush();
-      out += vocab_->pieces[index];
-      at_start = false;
-      continue;
-    }
-    run.push_back(vocab_->pieces[index]);
+    DecodedPiece piece;
+    if (piece_for_decoding(token, print_control, piece)) pieces.push_back(std::move(piece));
   }
-  flush();
-  return out;
+  return run_decoders(std::move(pieces), /*at_start=*/true);
 }
 
 }  // namespace tessera

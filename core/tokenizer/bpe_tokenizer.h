@@ -19,8 +19,9 @@
 //      byte-level vocabulary, the tokens of its byte characters.
 //
 // Decoding runs the decoders (ByteLevel, Replace, ByteFallback, Fuse, Strip,
-// Metaspace) over the normal tokens; added tokens print as their text and
-// control tokens only when asked for.
+// Metaspace) over the tokens' pieces, as transformers.js does: the ByteLevel
+// decoder leaves added tokens' text as it is; control (and unknown) tokens
+// print only when asked for.
 #pragma once
 
 #include <array>
@@ -68,8 +69,14 @@ class BpeTokenizer final : public TokenizerModel {
   Status encode_word(std::string_view word, std::vector<int32_t>& out) const;
   // Appends what a symbol that is no token stands for (step 4).
   Status emit_unknown(std::string_view symbol, std::vector<int32_t>& out) const;
-  // Runs the decoders over one run of normal tokens' pieces.
-  std::string run_decoders(std::vector<std::string> pieces, bool at_start) const;
+  struct DecodedPiece {
+    std::string text;
+    bool added = false;  // an added token's text: the ByteLevel decoder leaves it
+  };
+  // The piece `token` contributes to decoded text; false when it prints nothing.
+  bool piece_for_decoding(int32_t token, bool print_control, DecodedPiece& piece) const;
+  // Runs the decoders over the pieces of a sequence; at_start: it begins the text.
+  std::string run_decoders(std::vector<DecodedPiece> pieces, bool at_start) const;
 
   struct PieceHash {
     using is_transparent = void;

@@ -8,7 +8,9 @@
 namespace tessera {
 namespace {
 
-bool printable_latin1(int b) { return (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174; }
+bool printable_latin1(int b) {
+  return (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174;
+}
 
 std::string utf8_of(uint32_t cp) {
   std::string out;
@@ -46,7 +48,9 @@ const Alphabet& alphabet() {
 
 }  // namespace
 
-const std::string& byte_level_char(uint8_t b) { return alphabet().spelling[b]; }
+const std::string& byte_level_char(uint8_t b) {
+  return alphabet().spelling[b];
+}
 
 void append_byte_level(std::string_view bytes, std::string& out) {
   const Alphabet& a = alphabet();
@@ -64,7 +68,8 @@ std::string bytes_of_byte_level(std::string_view piece) {
     const auto lead = static_cast<unsigned char>(piece[pos]);
     // The alphabet lies below U+0200: one or two UTF-8 bytes.
     if (lead >= 0xC0 && lead < 0xE0 && pos + 1 < piece.size()) {
-      const uint32_t cp = ((lead & 0x1Fu) << 6) | (static_cast<unsigned char>(piece[pos + 1]) & 0x3Fu);
+      const uint32_t cp =
+          ((lead & 0x1Fu) << 6) | (static_cast<unsigned char>(piece[pos + 1]) & 0x3Fu);
       const int b = byte_of_byte_level_char(cp);
       if (b >= 0) {
         out += static_cast<char>(b);

@@ -145,7 +145,7 @@ bool SpmTokenizer::emit_symbol(std::string_view symbol, std::vector<int32_t>& ou
 }
 
 Status SpmTokenizer::encode_text(std::string_view text, Fragment where,
-                                std::vector<int32_t>& tokens) const {
+                                 std::vector<int32_t>& tokens) const {
   if (text.empty()) return ok_status();
 
   // Normalise: dummy prefix and spaces as "▁".
@@ -211,8 +211,8 @@ Status SpmTokenizer::encode_text(std::string_view text, Fragment where,
 }
 
 Status SpmTokenizer::unencodable(std::string_view text, std::string_view norm,
-                              std::size_t prefix_bytes, std::size_t start,
-                              std::size_t length) const {
+                                 std::size_t prefix_bytes, std::size_t start,
+                                 std::size_t length) const {
   // Map the offset in the normalised text back to `text`: the dummy prefix
   // and every space became the three bytes of U+2581.
   std::size_t norm_pos = prefix_bytes;

@@ -71,8 +71,8 @@ Result<std::unique_ptr<const unicode::SplitRegex>> compile_split_regex(const std
   return std::unique_ptr<const unicode::SplitRegex>(new unicode::SplitRegex(std::move(regex)));
 }
 
-void split_by_regex(const unicode::SplitRegex& regex, std::string_view text,
-                    SplitBehavior behavior, bool invert, std::vector<std::string>& out) {
+void split_by_regex(const unicode::SplitRegex& regex, std::string_view text, SplitBehavior behavior,
+                    bool invert, std::vector<std::string>& out) {
   thread_local std::vector<char32_t> cps;
   thread_local std::vector<uint32_t> offsets;
   thread_local std::vector<std::pair<uint32_t, uint32_t>> pieces;

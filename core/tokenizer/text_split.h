@@ -22,8 +22,8 @@ class SplitRegex;
 // InvalidArgument (with the engine's reason) for a pattern it cannot compile.
 Result<std::unique_ptr<const unicode::SplitRegex>> compile_split_regex(const std::string& pattern);
 
-void split_by_regex(const unicode::SplitRegex& regex, std::string_view text,
-                    SplitBehavior behavior, bool invert, std::vector<std::string>& out);
+void split_by_regex(const unicode::SplitRegex& regex, std::string_view text, SplitBehavior behavior,
+                    bool invert, std::vector<std::string>& out);
 
 void split_by_string(std::string_view delimiter, std::string_view text, SplitBehavior behavior,
                      bool invert, std::vector<std::string>& out);

@@ -23,7 +23,9 @@ constexpr int kMaxNesting = 16;  // Sequence inside Sequence ...
 // End-of-turn tokens of the chat families, in the order they are looked for.
 constexpr std::string_view kEndOfTurn[] = {"<|eot_id|>", "<|im_end|>", "<end_of_turn>"};
 
-std::string json_text(const Json& value) { return value.dump(); }
+std::string json_text(const Json& value) {
+  return value.dump();
+}
 
 struct Reader {
   std::string origin;
@@ -93,8 +95,8 @@ Status Reader::normalizer(const Json& node, const std::string& path, int depth,
     const auto it = node.find("normalizers");
     if (it == node.end() || !it->is_array()) return wrong(path + ".normalizers", "must be a list");
     for (std::size_t i = 0; i < it->size(); ++i)
-      RETURN_IF_ERROR(normalizer((*it)[i], path + ".normalizers[" + std::to_string(i) + "]",
-                                 depth + 1, out));
+      RETURN_IF_ERROR(
+          normalizer((*it)[i], path + ".normalizers[" + std::to_string(i) + "]", depth + 1, out));
     return ok_status();
   }
   NormalizerStep step;
@@ -427,7 +429,8 @@ Result<Vocabulary> parse_tokenizer_json(std::string_view json, std::string_view 
                                         const std::string& origin) {
   const Json root = Json::parse(json, nullptr, /*allow_exceptions=*/false);
   if (root.is_discarded() || !root.is_object())
-    return invalid_argument(origin + ": not a JSON object (expected a Hugging Face tokenizer.json)");
+    return invalid_argument(origin +
+                            ": not a JSON object (expected a Hugging Face tokenizer.json)");
   const Reader reader{origin};
   Vocabulary vocab;
   vocab.kind = VocabularyKind::kBytePairs;
@@ -440,7 +443,8 @@ Result<Vocabulary> parse_tokenizer_json(std::string_view json, std::string_view 
     const auto it = root.find(key);
     return it == root.end() ? null_json : *it;
   };
-  if (!root.contains("model")) return invalid_argument(origin + ": no 'model' (not a tokenizer.json?)");
+  if (!root.contains("model"))
+    return invalid_argument(origin + ": no 'model' (not a tokenizer.json?)");
   RETURN_IF_ERROR(reader.model(root["model"], vocab));
   RETURN_IF_ERROR(reader.added_tokens(field("added_tokens"), vocab));
   auto pipeline = std::make_shared<TokenizerPipeline>();

@@ -15,13 +15,13 @@ namespace {
 constexpr const char* kGpt2 =
     "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)";
 
-constexpr const char* kContractions =
-    "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])";
+constexpr const char* kContractions = "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])";
 
 // Llama 3: words with one leading non-letter, numbers in runs of up to three.
-const std::string kLlama3 = std::string(kContractions) +
-                            "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
-                            "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+const std::string kLlama3 =
+    std::string(kContractions) +
+    "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
+    "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 // Qwen 2: as Llama 3, with every digit alone.
 const std::string kQwen2 = std::string(kContractions) +
                            "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
@@ -41,12 +41,9 @@ const std::vector<NamedPre>& named_pre_tokenizers() {
       {{"starcoder", "refact", "command-r", "smollm", "codeshell", "exaone", "minerva"},
        {"\\p{N}", kGpt2},
        false},
-      {{"falcon"},
-       {"[\\p{P}\\$\\+<=>\\^~\\|`]+", kGpt2, "[0-9][0-9][0-9]"},
-       false},
+      {{"falcon"}, {"[\\p{P}\\$\\+<=>\\^~\\|`]+", kGpt2, "[0-9][0-9][0-9]"}, false},
       {{"deepseek-coder"},
-       {"[\r\n]", "\\s?\\p{L}+", "\\s?\\p{P}+",
-        "[一-龥ࠀ-一가-퟿]+", "\\p{N}"},
+       {"[\r\n]", "\\s?\\p{L}+", "\\s?\\p{P}+", "[一-龥ࠀ-一가-퟿]+", "\\p{N}"},
        false},
       {{"deepseek-llm"},
        {"[\r\n]",
@@ -59,9 +56,7 @@ const std::vector<NamedPre>& named_pre_tokenizers() {
         "-ⳮⳲⳳꙀ-ꙭꚀ-ꚛꜢ-ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-"
         "Ｚａ-ｚ𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-𐲲𐳀-𐳲𑢠-𑣟𞤀-𞥃"
         "]+",
-        "\\s?[!-/:-~！-／：-～‘-‟　-。]+",
-        "\\s+$", "[一-龥ࠀ-一가-퟿]+",
-        "\\p{N}+"},
+        "\\s?[!-/:-~！-／：-～‘-‟　-。]+", "\\s+$", "[一-龥ࠀ-一가-퟿]+", "\\p{N}+"},
        false},
   };
   return table;
@@ -93,9 +88,9 @@ std::string supported_pre_tokenizer_names() {
 Result<TokenizerPipeline> pipeline_for_pre(const std::string& pre) {
   const NamedPre* entry = find_named_pre(pre);
   if (entry == nullptr)
-    return unimplemented("the pre-tokenizer '" + pre +
-                         "' (tokenizer.ggml.pre) is not supported; supported: " +
-                         supported_pre_tokenizer_names());
+    return unimplemented(
+        "the pre-tokenizer '" + pre +
+        "' (tokenizer.ggml.pre) is not supported; supported: " + supported_pre_tokenizer_names());
   TokenizerPipeline pipeline;
   for (const std::string& regex : entry->regexes) {
     PreTokenizerStep split;
