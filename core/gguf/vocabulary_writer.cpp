@@ -1,6 +1,10 @@
 #include "core/gguf/vocabulary_writer.h"
 
+#include <memory>
 #include <vector>
+
+#include "core/gguf/gguf_file.h"
+#include "core/io/mapped_file.h"
 
 #include "core/tokenizer/tokenizer_pipeline.h"
 
@@ -20,8 +24,8 @@ Status write_vocabulary_keys(const Vocabulary& vocab, GgufWriter& writer) {
   std::vector<int32_t> types;
   types.reserve(vocab.pieces.size());
   for (std::size_t i = 0; i < vocab.pieces.size(); ++i)
-    types.push_back(static_cast<int32_t>(i < vocab.types.size() ? vocab.types[i]
-                                                                : TokenType::kNormal));
+    types.push_back(
+        static_cast<int32_t>(i < vocab.types.size() ? vocab.types[i] : TokenType::kNormal));
   writer.set_array<int32_t>("tokenizer.ggml.token_type", types);
   if (bpe) {
     writer.set_string_array("tokenizer.ggml.merges", vocab.merges);
@@ -43,6 +47,25 @@ Status write_vocabulary_keys(const Vocabulary& vocab, GgufWriter& writer) {
   if (!vocab.chat_template.empty())
     writer.set_string("tokenizer.chat_template", vocab.chat_template);
   return ok_status();
+}
+
+Result<int64_t> write_vocabulary_from(const std::string& path, GgufWriter& writer) {
+  ASSIGN_OR_RETURN(std::shared_ptr<const MappedFile> file, MappedFile::open(path));
+  if (!has_gguf_magic(*file)) {
+    ASSIGN_OR_RETURN(const Vocabulary vocab, load_vocabulary(path));
+    RETURN_IF_ERROR(write_vocabulary_keys(vocab, writer).with_context(path));
+    return static_cast<int64_t>(vocab.size());
+  }
+  ASSIGN_OR_RETURN(GgufFile gguf, GgufFile::parse(std::move(file)));
+  int64_t size = 0;
+  for (const GgufKeyValue& kv : gguf.metadata()) {
+    if (kv.key.rfind("tokenizer.", 0) != 0) continue;
+    RETURN_IF_ERROR(writer.set_value(kv.key, kv.value).with_context(path));
+    if (kv.key == "tokenizer.ggml.tokens") size = static_cast<int64_t>(kv.value.count);
+  }
+  if (size == 0)
+    return invalid_argument(path + ": no tokenizer.ggml.tokens to take the vocabulary from");
+  return size;
 }
 
 Status write_vocabulary_gguf(const Vocabulary& vocab, const std::string& path) {

@@ -15,6 +15,11 @@ namespace tessera {
 // name (vocab.pre empty): llama.cpp could not tokenize with the file.
 Status write_vocabulary_keys(const Vocabulary& vocab, GgufWriter& writer);
 
+// The vocabulary of `path` as tokenizer.* keys: a GGUF's are copied as they
+// are; a tokenizer.json (or llama2.c tokenizer) is converted as above.
+// Returns the number of tokens.
+Result<int64_t> write_vocabulary_from(const std::string& path, GgufWriter& writer);
+
 // A GGUF holding only the vocabulary (no architecture, no tensors), like
 // llama.cpp's models/ggml-vocab-*.gguf.
 Status write_vocabulary_gguf(const Vocabulary& vocab, const std::string& path);
