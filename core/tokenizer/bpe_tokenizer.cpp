@@ -97,6 +97,41 @@ uint64_t pair_key(int32_t left, int32_t right) {
 
 }  // namespace
 
+void BpeTokenizer::MergeTable::reserve(std::size_t n) {
+  std::size_t capacity = 16;
+  while (capacity < 2 * n) capacity *= 2;  // at most half full
+  keys_.assign(capacity, 0);
+  values_.assign(capacity, Merge{});
+  mask_ = capacity - 1;
+}
+
+namespace {
+std::size_t slot_of(uint64_t key, std::size_t mask) {
+  key ^= key >> 31;
+  key *= 0x9E3779B97F4A7C15ull;
+  return static_cast<std::size_t>(key >> 20) & mask;
+}
+}  // namespace
+
+void BpeTokenizer::MergeTable::insert(uint64_t key, Merge merge) {
+  for (std::size_t slot = slot_of(key, mask_);; slot = (slot + 1) & mask_) {
+    if (values_[slot].rank < 0) {
+      keys_[slot] = key;
+      values_[slot] = merge;
+      return;
+    }
+    if (keys_[slot] == key) return;
+  }
+}
+
+const BpeTokenizer::Merge* BpeTokenizer::MergeTable::find(uint64_t key) const {
+  if (keys_.empty()) return nullptr;
+  for (std::size_t slot = slot_of(key, mask_);; slot = (slot + 1) & mask_) {
+    if (values_[slot].rank < 0) return nullptr;
+    if (keys_[slot] == key) return &values_[slot];
+  }
+}
+
 BpeTokenizer::BpeTokenizer(std::shared_ptr<const Vocabulary> vocab) : vocab_(std::move(vocab)) {}
 BpeTokenizer::~BpeTokenizer() = default;
 
@@ -117,20 +152,22 @@ Status BpeTokenizer::build() {
   whatwg_utf8_ = pipeline_->whatwg_utf8;
 
   const int32_t n = vocab_->size();
-  piece_to_id_.reserve(static_cast<std::size_t>(n));
+  std::vector<bool> included(static_cast<std::size_t>(n), false);
   byte_token_.fill(-1);
   for (int32_t id = 0; id < n; ++id) {
     const auto index = static_cast<std::size_t>(id);
     const TokenType type = index < vocab_->types.size() ? vocab_->types[index] : TokenType::kNormal;
     const std::string& piece = vocab_->pieces[index];
     if (type == TokenType::kControl || piece.empty()) continue;
-    piece_to_id_.emplace(piece, id);
+    included[index] = true;
     const int byte = byte_of_piece(piece);
     if (byte >= 0 && byte_token_[static_cast<std::size_t>(byte)] < 0)
       byte_token_[static_cast<std::size_t>(byte)] = id;
   }
+  piece_to_id_.build(vocab_->pieces, included);
 
   merges_.reserve(vocab_->merges.size());
+  std::string joined;
   for (std::size_t rank = 0; rank < vocab_->merges.size(); ++rank) {
     const std::string& merge = vocab_->merges[rank];
     const std::size_t space = merge.find(' ', 1);
@@ -139,19 +176,21 @@ Status BpeTokenizer::build() {
                               "' is not two pieces separated by a space");
     const std::string_view left(merge.data(), space);
     const std::string_view right(merge.data() + space + 1, merge.size() - space - 1);
+    joined.assign(left);
+    joined += right;
     const int32_t l = find_piece(left);
     const int32_t r = find_piece(right);
-    const int32_t merged = find_piece(merge.substr(0, space) + std::string(right));
+    const int32_t merged = find_piece(joined);
     // A merge whose parts or result are no tokens can never apply to ids.
     if (l < 0 || r < 0 || merged < 0) continue;
-    merges_.emplace(pair_key(l, r), Merge{static_cast<int32_t>(rank), merged});
+    merges_.insert(pair_key(l, r), Merge{static_cast<int32_t>(rank), merged});
   }
 
   for (std::size_t i = 0; i < pipeline_->pre_tokenizers.size(); ++i) {
     const PreTokenizerStep& step = pipeline_->pre_tokenizers[i];
     std::unique_ptr<const unicode::SplitRegex> regex;
     if (step.kind == PreTokenizerStep::Kind::kSplit && step.pattern_is_regex) {
-      auto compiled = compile_split_regex(step.pattern);
+      auto compiled = compile_split_regex(spelled_out_contractions(step.pattern));
       if (!compiled.ok())
         return compiled.status().with_context("pre-tokenizer " + std::to_string(i) + " regex");
       regex = std::move(compiled).value();
@@ -164,9 +203,42 @@ Status BpeTokenizer::build() {
   return ok_status();
 }
 
+void BpeTokenizer::PieceIndex::build(const std::vector<std::string>& pieces,
+                                     const std::vector<bool>& included) {
+  pieces_ = &pieces;
+  std::size_t capacity = 16;
+  while (capacity < 2 * pieces.size()) capacity *= 2;  // at most half full
+  slots_.assign(capacity, 0);
+  mask_ = capacity - 1;
+  for (std::size_t id = 0; id < pieces.size(); ++id) {
+    if (!included[id]) continue;
+    const uint64_t hash = std::hash<std::string_view>{}(pieces[id]);
+    for (std::size_t slot = hash & mask_;; slot = (slot + 1) & mask_) {
+      const uint64_t entry = slots_[slot];
+      if (entry == 0) {
+        slots_[slot] = (hash >> 32 << 32) | (id + 1);
+        break;
+      }
+      if ((entry >> 32) == (hash >> 32) && pieces[(entry & 0xFFFFFFFFu) - 1] == pieces[id])
+        break;  // a repeated piece keeps its first id
+    }
+  }
+}
+
+int32_t BpeTokenizer::PieceIndex::find(std::string_view piece) const {
+  const uint64_t hash = std::hash<std::string_view>{}(piece);
+  for (std::size_t slot = hash & mask_;; slot = (slot + 1) & mask_) {
+    const uint64_t entry = slots_[slot];
+    if (entry == 0) return -1;
+    if ((entry >> 32) == (hash >> 32)) {
+      const auto id = static_cast<std::size_t>((entry & 0xFFFFFFFFu) - 1);
+      if ((*pieces_)[id] == piece) return static_cast<int32_t>(id);
+    }
+  }
+}
+
 int32_t BpeTokenizer::find_piece(std::string_view piece) const {
-  const auto it = piece_to_id_.find(piece);
-  return it == piece_to_id_.end() ? -1 : it->second;
+  return piece_to_id_.find(piece);
 }
 
 std::string BpeTokenizer::normalize(std::string_view text) const {
@@ -267,8 +339,7 @@ Status BpeTokenizer::encode_word(std::string_view word, std::vector<int32_t>& ou
     const int32_t l = symbols[static_cast<std::size_t>(left)].id;
     const int32_t r = symbols[static_cast<std::size_t>(right)].id;
     if (l < 0 || r < 0) return;
-    const auto it = merges_.find(pair_key(l, r));
-    if (it != merges_.end()) queue.push({it->second.rank, left, right, l, r});
+    if (const Merge* m = merges_.find(pair_key(l, r))) queue.push({m->rank, left, right, l, r});
   };
   for (std::size_t i = 1; i < symbols.size(); ++i)
     try_add(static_cast<int32_t>(i - 1), static_cast<int32_t>(i));
@@ -282,7 +353,7 @@ Status BpeTokenizer::encode_word(std::string_view word, std::vector<int32_t>& ou
     if (left.length == 0 || right.length == 0 || left.next != c.right || left.id != c.left_id ||
         right.id != c.right_id)
       continue;
-    left.id = merges_.at(pair_key(c.left_id, c.right_id)).merged;
+    left.id = merges_.find(pair_key(c.left_id, c.right_id))->merged;
     left.length += right.length;
     right.length = 0;
     left.next = right.next;

@@ -110,12 +110,14 @@ bool pre_ignores_merges(const std::string& pre) {
   return entry != nullptr && entry->ignore_merges;
 }
 
-std::string pre_name_for_split_regex(const std::string& pattern) {
-  // tokenizer.json spells the contractions case-insensitively.
-  std::string spelled = pattern;
+std::string spelled_out_contractions(const std::string& pattern) {
   const std::string insensitive = "(?i:'s|'t|'re|'ve|'m|'ll|'d)";
-  if (spelled.rfind(insensitive, 0) == 0)
-    spelled = std::string(kContractions) + spelled.substr(insensitive.size());
+  if (pattern.rfind(insensitive, 0) != 0) return pattern;
+  return std::string(kContractions) + pattern.substr(insensitive.size());
+}
+
+std::string pre_name_for_split_regex(const std::string& pattern) {
+  const std::string spelled = spelled_out_contractions(pattern);
   if (spelled == kLlama3) return "llama-bpe";
   if (spelled == kQwen2) return "qwen2";
   if (spelled == kGpt2) return "gpt-2";

@@ -75,6 +75,11 @@ Result<TokenizerPipeline> pipeline_for_pre(const std::string& pre);
 // (llama3's ignore_merges).
 bool pre_ignores_merges(const std::string& pre);
 
+// `pattern` with tokenizer.json's case-insensitive contractions group
+// "(?i:'s|'t|'re|'ve|'m|'ll|'d)" spelled out as llama.cpp spells it (the same
+// language), so the regex engine recognises the pattern it has a fast path for.
+std::string spelled_out_contractions(const std::string& pattern);
+
 // The `pre` name whose regexes a tokenizer.json Split pattern matches, for
 // writing a GGUF (llama.cpp hashes a test string instead), or "".
 std::string pre_name_for_split_regex(const std::string& pattern);
