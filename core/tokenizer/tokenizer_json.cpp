@@ -390,9 +390,14 @@ Status Reader::model(const Json& node, TokenizerJsonSax& raw, Vocabulary& vocab)
 
   if (!raw.saw_vocab) return wrong("model.vocab", "must be an object of piece: id");
   if (!raw.saw_merges) return wrong("model.merges", "must be a list");
+  // Ids are dense in real files; a bound keeps a corrupt one from allocating
+  // millions of empty pieces.
+  const int64_t max_id = 2 * static_cast<int64_t>(raw.vocab.size()) + 65536;
   for (auto& [piece, id] : raw.vocab) {
-    if (id < 0 || id >= (1 << 24))
-      return wrong("model.vocab[" + json_text(piece) + "]", "must be an id from 0 to 2^24");
+    if (id < 0 || id >= max_id)
+      return wrong("model.vocab[" + json_text(piece) + "]", "must be an id from 0 to " +
+                                                                std::to_string(max_id - 1) +
+                                                                " (twice the entries, plus 65536)");
     const auto index = static_cast<std::size_t>(id);
     if (index >= vocab.pieces.size()) vocab.pieces.resize(index + 1);
     vocab.pieces[index] = std::move(piece);
@@ -419,9 +424,10 @@ Status Reader::added_tokens(const Json& node, Vocabulary& vocab) const {
     const Json& t = node[i];
     if (!t.is_object()) return wrong(path, "must be an object");
     const auto id_it = t.find("id");
+    const int64_t max_id = 2 * static_cast<int64_t>(vocab.pieces.size() + node.size()) + 65536;
     if (id_it == t.end() || !id_it->is_number_integer() || id_it->get<int64_t>() < 0 ||
-        id_it->get<int64_t>() >= (1 << 24))
-      return wrong(path + ".id", "must be an id from 0 to 2^24");
+        id_it->get<int64_t>() >= max_id)
+      return wrong(path + ".id", "must be an id from 0 to " + std::to_string(max_id - 1));
     AddedToken token;
     token.id = id_it->get<int32_t>();
     ASSIGN_OR_RETURN(const std::string content, string_at(t, "content", path));
