@@ -59,8 +59,8 @@ std::string pieces_json(const Vocabulary& vocab, const std::vector<int32_t>& ids
 
 int run_tokenize(int argc, char** argv) {
   po::options_description options("options");
-  options.add_options()("help,h", "show this help")(
-      "model,m", po::value<std::string>(), "a model file whose vocabulary to use (.gguf)")(
+  options.add_options()("help,h", "show this help")("model,m", po::value<std::string>(),
+                                                    "a model file whose vocabulary to use (.gguf)")(
       "tokenizer,t", po::value<std::string>(),
       "a vocabulary file instead: Hugging Face tokenizer.json (tokenizer_config.json beside it "
       "is read too), a vocabulary GGUF, or a llama2.c tokenizer .bin")(
@@ -111,9 +111,9 @@ Hi<|im_end|>" --parse-special --pieces
   if (!vocab.ok()) return report("tokenize", vocab.status());
   auto tokenizer = make_tokenizer(std::move(vocab).value());
   if (!tokenizer.ok()) return report("tokenize", tokenizer.status().with_context(vocab_path));
-  const auto ids = tokenizer->encode(text, EncodeOptions{.add_special = !values.count("no-bos"),
-                                                         .parse_special =
-                                                             values.count("parse-special") > 0});
+  const auto ids =
+      tokenizer->encode(text, EncodeOptions{.add_special = !values.count("no-bos"),
+                                            .parse_special = values.count("parse-special") > 0});
   if (!ids.ok()) return report("tokenize", ids.status());
   std::string out = ids_json(*ids) + "\n";
   if (values.count("pieces")) out += pieces_json(tokenizer->vocabulary(), *ids) + "\n";

@@ -190,13 +190,13 @@ Status BpeTokenizer::build() {
     const PreTokenizerStep& step = pipeline_->pre_tokenizers[i];
     std::unique_ptr<const unicode::SplitRegex> regex;
     if (step.kind == PreTokenizerStep::Kind::kSplit && step.pattern_is_regex) {
-      auto compiled = compile_split_regex(spelled_out_contractions(step.pattern));
+      auto compiled = compile_split_regex(step.pattern, pipeline_->llama_cpp_regex);
       if (!compiled.ok())
         return compiled.status().with_context("pre-tokenizer " + std::to_string(i) + " regex");
       regex = std::move(compiled).value();
     }
     if (step.kind == PreTokenizerStep::Kind::kByteLevel && step.use_regex && !gpt2_regex_) {
-      ASSIGN_OR_RETURN(gpt2_regex_, compile_split_regex(kGpt2Regex));
+      ASSIGN_OR_RETURN(gpt2_regex_, compile_split_regex(kGpt2Regex, pipeline_->llama_cpp_regex));
     }
     regexes_.push_back(std::move(regex));
   }

