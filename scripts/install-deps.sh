@@ -8,6 +8,8 @@
 # (scripts/fuzz.sh; CI does). The CUDA toolkit is optional and never installed
 # here. python3-numpy and python3-jinja2 run the model-family reference checks;
 # Node.js installs the pinned reference packages (scripts/install-references.sh).
+# unicode-data (with bzip2 to read it) gives tests/unicode the Unicode 15.0
+# NormalizationTest.txt conformance file and scripts/gen-unicode-tables.py its input.
 set -euo pipefail
 
 packages=(
@@ -19,6 +21,7 @@ packages=(
   libvulkan-dev vulkan-tools mesa-vulkan-drivers glslc glslang-tools spirv-tools
   clang-format
   python3-numpy python3-jinja2
+  unicode-data bzip2
 )
 # Node.js and npm install the pinned reference packages (scripts/install-references.sh);
 # Debian's only where the machine has no node of its own.

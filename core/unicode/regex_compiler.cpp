@@ -138,6 +138,54 @@ class Compiler {
   Program& program_;
 };
 
+// Follows every path from pc 0 that consumes nothing and collects the sets where they
+// first consume. A lookahead consumes nothing (continue after it); an atomic group's
+// body can consume (enter it) or match empty (continue after it). Reaching the final
+// kMatch means an empty match, which splitting ignores.
+FirstCodePoints first_code_points(const Program& program) {
+  FirstCodePoints first;
+  first.bmp.assign(0x10000 / 64, 0);
+  std::vector<bool> seen(program.code.size(), false), set_added(program.sets.size(), false);
+  std::vector<uint32_t> todo = {0};
+  while (!todo.empty()) {
+    const uint32_t pc = todo.back();
+    todo.pop_back();
+    if (pc >= program.code.size() || seen[pc]) continue;
+    seen[pc] = true;
+    const Instruction& inst = program.code[pc];
+    switch (inst.op) {
+      case Op::kSet:
+        if (!set_added[inst.a]) {
+          set_added[inst.a] = true;
+          program.sets[inst.a].add_bmp_to(first.bmp);
+          first.sets.push_back(inst.a);
+        }
+        break;
+      case Op::kSplit:
+        todo.push_back(inst.a);
+        todo.push_back(inst.b);
+        break;
+      case Op::kJump:
+        todo.push_back(inst.a);
+        break;
+      case Op::kMatch:
+        break;
+      case Op::kLookahead:
+      case Op::kNegLookahead:
+        todo.push_back(inst.b);
+        break;
+      case Op::kAtomic:
+        todo.push_back(pc + 1);
+        todo.push_back(inst.b);
+        break;
+      default:  // anchors and loop bookkeeping consume nothing
+        todo.push_back(pc + 1);
+        break;
+    }
+  }
+  return first;
+}
+
 }  // namespace
 
 Result<Program> compile_program(Ast ast, std::string_view pattern) {
@@ -150,6 +198,7 @@ Result<Program> compile_program(Ast ast, std::string_view pattern) {
                             " instructions (large counted repeats {n,m}); reduce the counts");
   }
   compiler.emit(Op::kMatch);
+  program.first = first_code_points(program);
   return program;
 }
 

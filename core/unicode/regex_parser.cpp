@@ -127,10 +127,13 @@ class Parser {
     return node;
   }
 
-  // alternation := concat ('|' concat)*; stops at ')' when inside a group.
-  Result<std::unique_ptr<Node>> parse_alternation(bool in_group, int depth) {
+  // alternation := concat ('|' concat)*; stops at ')' when inside a group, and consumes
+  // it unless `consume_close` is false (the rest of a group after a bare (?i)).
+  Result<std::unique_ptr<Node>> parse_alternation(bool in_group, int depth,
+                                                  bool consume_close = true) {
     if (depth > kMaxNesting) return invalid_at(offset(), "groups nested too deeply");
     const bool saved_case = case_insensitive_;
+    if (in_group && consume_close) ++open_groups_;
     auto alternation = make(Kind::kAlternate, offset());
     for (;;) {
       auto concat = parse_concat(in_group, depth);
@@ -142,9 +145,10 @@ class Parser {
       }
       break;
     }
-    if (in_group) {
+    if (in_group && consume_close) {
       if (at_end()) return invalid_at(pattern_.size(), "missing ')' (unbalanced parentheses)");
       ++pos_;  // ')'
+      --open_groups_;
     }
     case_insensitive_ = saved_case;  // (?i) lasts to the end of its group
     if (alternation->children.size() == 1) return std::move(alternation->children[0]);
@@ -336,15 +340,14 @@ class Parser {
       ++pos_;
     }
     if (at_end()) return invalid_at(at, "missing ')' (unbalanced parentheses)");
-    if (peek() == ')') {  // (?i): applies to the rest of the enclosing group
-      ++pos_;
-      case_insensitive_ = ignore_case;
-      return std::unique_ptr<Node>();
-    }
-    ++pos_;  // ':'
+    const bool bare = peek() == ')';
+    ++pos_;  // ':' or ')'
     const bool saved = case_insensitive_;
     case_insensitive_ = ignore_case;
-    auto inner = parse_alternation(true, depth + 1);
+    // A bare (?i) covers the rest of the enclosing group, alternatives included: as in
+    // Oniguruma, a(?i)b|c is a(?i:b|c).
+    auto inner = bare ? parse_alternation(open_groups_ > 0, depth + 1, /*consume_close=*/false)
+                      : parse_alternation(true, depth + 1);
     case_insensitive_ = saved;
     return inner;
   }
@@ -576,6 +579,7 @@ class Parser {
   std::vector<uint32_t> offsets_;
   size_t pos_ = 0;
   bool case_insensitive_ = false;
+  int open_groups_ = 0;
   std::vector<CharSet> sets_;
 };
 

@@ -30,6 +30,10 @@ class CharSet {
     if (cp < 0x10000) return (bmp_[cp >> 6] >> (cp & 63)) & 1;
     return matches_slow(cp);
   }
+  // ORs the set's code points below U+10000 into a 1024-word bitmap.
+  void add_bmp_to(std::vector<uint64_t>& bitmap) const {
+    for (size_t w = 0; w < bmp_.size(); ++w) bitmap[w] |= bmp_[w];
+  }
 
  private:
   bool matches_raw(char32_t cp) const;
@@ -66,10 +70,26 @@ struct Instruction {
   uint32_t b = 0;
 };
 
+// The code points a non-empty match can start with: the sets of every kSet instruction
+// reachable from the start without consuming anything. Split skips other positions
+// without running the machine.
+struct FirstCodePoints {
+  std::vector<uint64_t> bmp;   // below U+10000
+  std::vector<uint32_t> sets;  // for the rest
+
+  bool may_start(char32_t cp, const std::vector<CharSet>& all) const {
+    if (cp < 0x10000) return (bmp[cp >> 6] >> (cp & 63)) & 1;
+    for (uint32_t set : sets)
+      if (all[set].matches(cp)) return true;
+    return false;
+  }
+};
+
 struct Program {
   std::vector<CharSet> sets;
   std::vector<Instruction> code;  // starts at 0
   uint32_t registers = 0;
+  FirstCodePoints first;
 };
 
 }  // namespace tessera::unicode::regex

@@ -33,6 +33,14 @@ namespace regex {
 struct Program;
 }
 
+// How to read a pattern. kOniguruma is Hugging Face tokenizers' meaning. kLlamaCpp
+// reproduces what llama.cpp's unicode_regex_split does on top of it: a pattern without a
+// \p{..} category runs through std::wregex on text whose non-ASCII White_Space code
+// points were replaced by U+000B, so they still match \s but no longer a literal or a
+// range that contains them (deepseek-llm's and deepseek-coder's [一-龥ࠀ-一가-퟿]+ covers
+// U+3000 and U+2028). Patterns with a category run the same in both dialects.
+enum class RegexDialect { kOniguruma, kLlamaCpp };
+
 class SplitRegex {
  public:
   static constexpr uint64_t kDefaultStepBudget = 50'000'000;
@@ -40,14 +48,16 @@ class SplitRegex {
   // Compiles a pre-tokenizer pattern as Hugging Face tokenizers (Oniguruma) and
   // llama.cpp read it. Anything unsupported is Unimplemented naming the construct and
   // its offset; malformed patterns are InvalidArgument.
-  static Result<SplitRegex> compile(std::string_view pattern);
+  static Result<SplitRegex> compile(std::string_view pattern,
+                                    RegexDialect dialect = RegexDialect::kOniguruma);
 
   // Leftmost-first matches over code points, non-overlapping, scanning left to right (an
   // empty match never splits). Appends to `pieces` the [begin, end) code-point ranges
   // covering [0, cps.size()) in order: each match and each gap between matches (Hugging
   // Face Split behaviour "Isolated"; llama.cpp's unicode_regex_split keeps gaps too).
-  // Should a match attempt exhaust the step budget, that position is treated as not
-  // matching (use split_checked() to get an error instead).
+  // Should a match attempt exhaust its step budget (kDefaultStepBudget, or 64 steps per
+  // code point of a longer text), that position is treated as not matching (use
+  // split_checked() to get an error instead).
   void split(std::span<const char32_t> cps,
              std::vector<std::pair<uint32_t, uint32_t>>& pieces) const;
 
@@ -75,12 +85,22 @@ class SplitRegex {
   ~SplitRegex();
 
  private:
-  enum class FastPath { kNone, kGpt2, kLlama3, kQwen2 };
+  enum class FastPath { kNone, kGpt2, kLlama3 };
   SplitRegex() = default;
+
+  std::span<const char32_t> text_to_match(std::span<const char32_t> cps,
+                                          std::vector<char32_t>& storage) const;
+  Status run_generic(std::span<const char32_t> cps,
+                     std::vector<std::pair<uint32_t, uint32_t>>& pieces, uint64_t step_budget,
+                     bool stop_on_budget) const;
+  void split_fast(std::span<const char32_t> cps,
+                  std::vector<std::pair<uint32_t, uint32_t>>& pieces) const;
 
   std::string pattern_;
   std::unique_ptr<const regex::Program> program_;
   FastPath fast_path_ = FastPath::kNone;
+  bool non_ascii_space_as_vt_ = false;  // RegexDialect::kLlamaCpp without a category
+  int fast_path_variant_ = 0;           // index into the fast-path table of split_regex.cpp
 };
 
 }  // namespace tessera::unicode

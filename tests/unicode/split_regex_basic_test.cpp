@@ -63,6 +63,15 @@ TEST(SplitRegexBasic, CaseInsensitiveComparesCaseFoldings) {
             (std::vector<std::string>{"'S", "'\u017f", "\u212a"}));
 }
 
+TEST(SplitRegexBasic, BareCaseFlagCoversTheRestOfItsGroup) {
+  // Oniguruma reads a(?i)b|c as a(?i:b|c): "ac" and "aC" match, a lone "c" does not.
+  EXPECT_EQ(split_text(compile_ok("a(?i)b|c"), "aB aC c AB"),
+            (std::vector<std::string>{"aB", " ", "aC", " c AB"}));
+  // (?:x(?i)y|z)+ is (?:x(?i:y|z))+: every repetition starts with 'x'.
+  EXPECT_EQ(split_text(compile_ok("(?:x(?i)y|z)+"), "xYxZzZxy"),
+            (std::vector<std::string>{"xYxZ", "zZ", "xy"}));
+}
+
 TEST(SplitRegexBasic, NonAsciiRanges) {
   const SplitRegex regex = compile_ok("[一-龥]+|[\\u3040-\\u309f]+");
   EXPECT_EQ(split_text(regex, "漢字かなabc"), (std::vector<std::string>{"漢字", "かな", "abc"}));
@@ -72,6 +81,23 @@ TEST(SplitRegexBasic, AnchorsAreLineAnchors) {
   // $ matches before '\n', so \s+ gives back the newline.
   EXPECT_EQ(split_text(compile_ok("\\s+$"), "a  \nb  "),
             (std::vector<std::string>{"a", "  ", "\nb", "  "}));
+}
+
+TEST(SplitRegexBasic, LlamaCppDialectHidesNonAsciiSpacesFromPatternsWithoutCategories) {
+  // U+3000 lies in the range; llama.cpp matches it as U+000B, which only \s still sees.
+  const std::string pattern = "[\u3000-\u303f]+|\\s+";
+  auto oniguruma = SplitRegex::compile(pattern);
+  auto llamacpp = SplitRegex::compile(pattern, RegexDialect::kLlamaCpp);
+  ASSERT_TRUE(oniguruma.ok() && llamacpp.ok());
+  EXPECT_EQ(split_text(*oniguruma, "a\u3000\u3001b"),
+            (std::vector<std::string>{"a", "\u3000\u3001", "b"}));
+  EXPECT_EQ(split_text(*llamacpp, "a\u3000\u3001b"),
+            (std::vector<std::string>{"a", "\u3000", "\u3001", "b"}));
+  // With a category in the pattern llama.cpp takes its other path, which keeps them.
+  auto with_category = SplitRegex::compile("[\u3000-\u303f]+|\\p{L}+", RegexDialect::kLlamaCpp);
+  ASSERT_TRUE(with_category.ok());
+  EXPECT_EQ(split_text(*with_category, "a\u3000\u3001b"),
+            (std::vector<std::string>{"a", "\u3000\u3001", "b"}));
 }
 
 void expect_refused(const std::string& pattern, StatusCode code, const std::string& fragment) {
