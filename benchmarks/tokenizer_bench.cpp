@@ -35,7 +35,8 @@ constexpr const char* kMultilingual =
     "القاهرة هي عاصمة جمهورية مصر العربية وأكبر مدنها.\n"
     "दिल्ली भारत की राजधानी है और एक बड़ा शहर है।\n"
     "東京は日本の首都であり、世界最大級の都市圏を形成している。\n"
-    "Emoji: 😀 👍🏽 👨‍👩‍👧‍👦 🇫🇷 and café, naïve, Ångström, straße.\n"
+    "Emoji: 😀 👍🏽 👨‍👩‍👧‍👦 🇫🇷 and café, naïve, Ångström, "
+    "straße.\n"
     "def tokenize(text: str) -> list[int]:\n    return [ord(c) for c in text]  # 12345\n";
 
 std::string mixed_text(bool ascii_only) {
@@ -71,8 +72,10 @@ std::vector<std::string> vocabularies(int argc, char** argv) {
 // "llama3" for .../tokenizer-llama3/models/tokenizer.json, the stem otherwise.
 std::string short_name(const std::string& path) {
   const std::filesystem::path p(path);
-  if (p.filename() == "tokenizer.json" && p.parent_path().filename() == "models")
-    return p.parent_path().parent_path().filename().string();
+  if (p.filename() == "tokenizer.json" && p.parent_path().filename() == "models") {
+    const std::string package = p.parent_path().parent_path().filename().string();
+    return package.rfind("tokenizer-", 0) == 0 ? package.substr(10) : package;
+  }
   return p.stem().string();
 }
 

@@ -4,6 +4,7 @@
 // one pass and encodes at memory speed.
 #include "core/tokenizer/bpe_tokenizer.h"
 
+#include <atomic>
 #include <queue>
 #include <utility>
 
@@ -91,6 +92,9 @@ struct CandidateOrder {
   }
 };
 
+// Serial numbers of BpeTokenizer objects (keys of the per-thread word cache).
+std::atomic<uint64_t> next_serial{1};
+
 uint64_t pair_key(int32_t left, int32_t right) {
   return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
 }
@@ -132,7 +136,8 @@ const BpeTokenizer::Merge* BpeTokenizer::MergeTable::find(uint64_t key) const {
   }
 }
 
-BpeTokenizer::BpeTokenizer(std::shared_ptr<const Vocabulary> vocab) : vocab_(std::move(vocab)) {}
+BpeTokenizer::BpeTokenizer(std::shared_ptr<const Vocabulary> vocab)
+    : vocab_(std::move(vocab)), serial_(next_serial.fetch_add(1)) {}
 BpeTokenizer::~BpeTokenizer() = default;
 
 Result<std::shared_ptr<const BpeTokenizer>> BpeTokenizer::create(
@@ -307,9 +312,49 @@ std::vector<std::string> BpeTokenizer::pre_tokenize(std::string_view text, Fragm
   return words;
 }
 
+namespace {
+
+// Recently merged words and their ids, per thread (a Tokenizer is shared
+// between threads): text repeats its words, and a hit skips the merge loop
+// and its table lookups. Direct-mapped; keyed by the tokenizer's serial
+// number, so entries of a tokenizer that is gone are never read.
+struct WordCache {
+  static constexpr std::size_t kSlots = 4096;
+  static constexpr std::size_t kMaxWordBytes = 48;
+  struct Entry {
+    uint64_t owner = 0;
+    std::string word;
+    std::vector<int32_t> ids;
+  };
+  std::vector<Entry> entries = std::vector<Entry>(kSlots);
+
+  Entry& slot(uint64_t owner, std::string_view word) {
+    const std::size_t h = std::hash<std::string_view>{}(word) ^ (owner * 0x9E3779B97F4A7C15ull);
+    return entries[h & (kSlots - 1)];
+  }
+};
+
+}  // namespace
+
 Status BpeTokenizer::encode_text(std::string_view text, Fragment where,
                                  std::vector<int32_t>& out) const {
-  for (const std::string& word : pre_tokenize(text, where)) RETURN_IF_ERROR(encode_word(word, out));
+  thread_local WordCache cache;
+  for (const std::string& word : pre_tokenize(text, where)) {
+    if (word.size() > WordCache::kMaxWordBytes) {
+      RETURN_IF_ERROR(encode_word(word, out));
+      continue;
+    }
+    WordCache::Entry& entry = cache.slot(serial_, word);
+    if (entry.owner == serial_ && entry.word == word) {
+      out.insert(out.end(), entry.ids.begin(), entry.ids.end());
+      continue;
+    }
+    const std::size_t start = out.size();
+    RETURN_IF_ERROR(encode_word(word, out));
+    entry.owner = serial_;
+    entry.word = word;
+    entry.ids.assign(out.begin() + static_cast<std::ptrdiff_t>(start), out.end());
+  }
   return ok_status();
 }
 

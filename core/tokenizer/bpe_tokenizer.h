@@ -119,6 +119,7 @@ class BpeTokenizer final : public TokenizerModel {
   std::array<int32_t, 256> byte_token_{};                  // <0xHH> tokens (byte_fallback)
   bool byte_level_ = false;
   bool whatwg_utf8_ = false;
+  uint64_t serial_;  // this tokenizer's key in the per-thread word cache
 };
 
 }  // namespace tessera

@@ -68,10 +68,10 @@ void apply_behavior(std::string_view text, std::vector<Cut>& cuts, SplitBehavior
 
 Result<std::unique_ptr<const unicode::SplitRegex>> compile_split_regex(const std::string& pattern,
                                                                        bool llama_cpp) {
-  ASSIGN_OR_RETURN(unicode::SplitRegex regex,
-                   unicode::SplitRegex::compile(pattern, llama_cpp
-                                                             ? unicode::RegexDialect::kLlamaCpp
-                                                             : unicode::RegexDialect::kOniguruma));
+  ASSIGN_OR_RETURN(
+      unicode::SplitRegex regex,
+      unicode::SplitRegex::compile(pattern, llama_cpp ? unicode::RegexDialect::kLlamaCpp
+                                                      : unicode::RegexDialect::kOniguruma));
   return std::unique_ptr<const unicode::SplitRegex>(new unicode::SplitRegex(std::move(regex)));
 }
 
