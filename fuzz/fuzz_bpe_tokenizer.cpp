@@ -34,8 +34,15 @@ const Tokenizer& tokenizer() {
          std::vector<std::string>{space + "t", "he", space + "the", "in", "ing", space + "a", "er",
                                   space + space, e_acute})
       v.pieces.push_back(piece);
-    v.merges = {space + " t", "h e", space + "t he", "i n", "in g", space + " a", "e r",
-                space + " " + space, byte_level_char(0xC3) + " " + byte_level_char(0xA9)};
+    v.merges = {space + " t",
+                "h e",
+                space + "t he",
+                "i n",
+                "in g",
+                space + " a",
+                "e r",
+                space + " " + space,
+                byte_level_char(0xC3) + " " + byte_level_char(0xA9)};
     v.pieces.push_back("<|endoftext|>");
     v.pieces.push_back("<think>");
     v.types.assign(v.pieces.size(), TokenType::kNormal);
