@@ -38,7 +38,11 @@ Status write_vocabulary_keys(const Vocabulary& vocab, GgufWriter& writer) {
   const auto set_id = [&](const char* key, int32_t id) {
     if (id >= 0 && id < vocab.size()) writer.set_u32(key, static_cast<uint32_t>(id));
   };
-  set_id("tokenizer.ggml.bos_token_id", vocab.bos_id);
+  // A vocabulary without BOS (Qwen's tokenizer.json) gets its EOS there: a
+  // reader defaults an absent BOS key to token 11 (llama.cpp), a real token
+  // that would then stop generation. add_bos_token stays false.
+  const bool has_bos = vocab.bos_id >= 0 && vocab.bos_id < vocab.size();
+  set_id("tokenizer.ggml.bos_token_id", has_bos ? vocab.bos_id : vocab.eos_id);
   set_id("tokenizer.ggml.eos_token_id", vocab.eos_id);
   set_id("tokenizer.ggml.unknown_token_id", vocab.unk_id);
   set_id("tokenizer.ggml.eot_token_id", vocab.eot_id);
