@@ -14,7 +14,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-15}"
 shift || true
-all_targets=(gguf llama2c_model llama2c_tokenizer tokenizer config plugin_elf split_regex)
+all_targets=(gguf llama2c_model llama2c_tokenizer tokenizer config plugin_elf split_regex bpe_tokenizer
+  tokenizer_json)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all_targets[@]}")
 jobs="${FUZZ_JOBS:-1}"
@@ -51,6 +52,8 @@ seed llama2c_tokenizer "$generated"/llama2c_tokenizer/* "$shared/models/tok512.b
 seed config configs/*.toml fuzz/seeds/config/*
 seed tokenizer fuzz/seeds/tokenizer/*
 seed split_regex fuzz/seeds/split_regex/*
+seed bpe_tokenizer fuzz/seeds/bpe_tokenizer/*
+seed tokenizer_json fuzz/seeds/tokenizer_json/* tests/data/tokenizer/corpus.json
 for text in "$shared"/data/*.txt; do  # the first byte picks tok512 (see fuzz_tokenizer.cpp)
   [ -f "$text" ] && { printf '\0'; head -c 4096 "$text"; } >"$corpus/tokenizer/seed-$(basename "$text")"
 done

@@ -57,6 +57,7 @@ int run_plugins(int argc, char** argv);
 int run_sweep(int argc, char** argv);
 int run_quantize(int argc, char** argv);
 int run_make_model(int argc, char** argv);
+int run_tokenize(int argc, char** argv);
 int run_bench(int argc, char** argv);
 int run_fit_projection(int argc, char** argv);
 

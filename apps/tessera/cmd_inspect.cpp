@@ -58,8 +58,16 @@ int run_inspect(int argc, char** argv) {
     std::printf("diffusion:     block-diffusion model, block size %d, mask token %d\n",
                 c.diffusion_block_size, c.mask_token_id);
   const Vocabulary& v = model->vocab;
-  std::printf("tokenizer:     SentencePiece, %d pieces, bos %d, eos %d, unk %d, space prefix %s\n",
-              v.size(), v.bos_id, v.eos_id, v.unk_id, v.add_space_prefix ? "yes" : "no");
+  if (v.kind == VocabularyKind::kBytePairs)
+    std::printf(
+        "tokenizer:     byte-pair BPE (pre %s), %d pieces, %zu merges, bos %d, eos %d, "
+        "eot %d, adds bos %s\n",
+        v.pre.c_str(), v.size(), v.merges.size(), v.bos_id, v.eos_id, v.eot_id,
+        v.add_bos ? "yes" : "no");
+  else
+    std::printf(
+        "tokenizer:     SentencePiece, %d pieces, bos %d, eos %d, unk %d, space prefix %s\n",
+        v.size(), v.bos_id, v.eos_id, v.unk_id, v.add_space_prefix ? "yes" : "no");
   std::size_t params = 0, bytes = 0;
   for (const auto& t : model->tensors) {
     std::size_t n = 1;

@@ -6,9 +6,27 @@
 #include "apps/tessera/cli_common.h"
 #include "apps/tessera/progress.h"
 #include "core/gguf/synthetic_model.h"
+#include "core/gguf/vocabulary_writer.h"
 #include "core/io/output_file.h"
+#include "core/model/model.h"
 
 namespace tessera::cli {
+namespace {
+
+int make_vocabulary_only(const po::variables_map& values) {
+  const std::string from = values["vocab-from"].as<std::string>();
+  const std::string out = values["out"].as<std::string>();
+  auto vocab = load_vocabulary(from);
+  if (!vocab.ok()) return report("make-model", vocab.status());
+  if (const Status s = write_vocabulary_gguf(*vocab, out); !s.ok())
+    return report("make-model", s.with_context(from));
+  std::printf("%s: vocabulary only, %d tokens, %s%s%s\n", out.c_str(), vocab->size(),
+              vocab->kind == VocabularyKind::kBytePairs ? "gpt2 (byte-pair), pre " : "llama",
+              vocab->pre.c_str(), vocab->chat_template.empty() ? "" : ", chat template");
+  return 0;
+}
+
+}  // namespace
 
 int run_make_model(int argc, char** argv) {
   po::options_description options("options");
@@ -23,8 +41,12 @@ int run_make_model(int argc, char** argv) {
       "matrix type: f32, f16, bf16, q8_0, q4_0, q4_K, q6_K (rows that are not whole blocks fall "
       "back to q8_0, then f16)")("seed", po::value<uint64_t>()->default_value(1), "random seed")(
       "vocab-from", po::value<std::string>()->required(),
-      "GGUF file whose tokenizer is copied (e.g. ../shared/models/ggml-vocab-llama-spm.gguf)")(
-      "out", po::value<std::string>()->required(), "the GGUF file to write");
+      "GGUF file whose tokenizer is copied (e.g. ../shared/models/ggml-vocab-llama-spm.gguf), or a "
+      "Hugging Face tokenizer.json written as GGUF tokenizer keys as llama.cpp's converter "
+      "does")("vocab-only",
+              "write only the vocabulary (no architecture, no weights), like llama.cpp's "
+              "models/ggml-vocab-*.gguf")("out", po::value<std::string>()->required(),
+                                          "the GGUF file to write");
   po::positional_options_description positional;
   po::variables_map values;
   int exit_code = 0;
@@ -39,9 +61,11 @@ not reach. llama.cpp loads the file too. Its text is noise.)",
   tessera make-model --shape 110m --dtype f16 --vocab-from ../shared/models/ggml-vocab-llama-spm.gguf --out 110m-f16.gguf
   tessera make-model --dim 256 --layers 2 --heads 4 --kv-heads 2 --ffn 512 --dtype q4_K \
       --vocab-from ../shared/models/ggml-vocab-llama-spm.gguf --out tiny-q4k.gguf
+  tessera make-model --vocab-only --vocab-from path/to/Qwen3/tokenizer.json --out qwen3-vocab.gguf
 )",
           values, exit_code))
     return exit_code;
+  if (values.count("vocab-only")) return make_vocabulary_only(values);
   if (values["arch"].as<std::string>() != "llama")
     return report("make-model", invalid_argument("--arch: only llama is made"));
   SyntheticModelSpec spec;

@@ -25,6 +25,7 @@ commands:
   inspect      describe a model file:      tessera inspect stories260K.gguf
   quantize     convert a model's weights:  tessera quantize stories260K.gguf stories260K-q8_0.gguf q8_0
   make-model   random weights, real shape: tessera make-model --shape 110m --vocab-from VOCAB.gguf --out 110m.gguf
+  tokenize     text to token ids:          tessera tokenize --tokenizer tokenizer.json --text "Hello" --pieces
   plugins      list the plugins found:     tessera plugins
   version      print the version and plugin ABI
 
@@ -47,6 +48,7 @@ int run_command(int argc, char** argv) {
   if (command == "fit-projection") return run_fit_projection(argc - 1, argv + 1);
   if (command == "quantize") return run_quantize(argc - 1, argv + 1);
   if (command == "make-model") return run_make_model(argc - 1, argv + 1);
+  if (command == "tokenize") return run_tokenize(argc - 1, argv + 1);
   if (command == "plugins") return run_plugins(argc - 1, argv + 1);
   if (command == "version" || command == "--version") {
     std::cout << "tessera " << TESSERA_VERSION << " (plugin ABI " << TESSERA_ABI_MAJOR << "."

@@ -5,6 +5,7 @@
 #include "core/gguf/gguf_file.h"
 #include "core/gguf/gguf_quantize.h"
 #include "core/gguf/gguf_writer.h"
+#include "core/gguf/vocabulary_writer.h"
 #include "core/tensor/block_quant.h"
 
 namespace tessera {
@@ -30,20 +31,11 @@ Status make_synthetic_model(const SyntheticModelSpec& spec, const std::string& o
     return invalid_argument("make-model: dim " + std::to_string(spec.dim) +
                             " must divide by heads " + std::to_string(spec.heads) +
                             ", and heads by kv heads " + std::to_string(spec.kv_heads));
-  ASSIGN_OR_RETURN(GgufFile vocab, GgufFile::open(spec.vocab_from));
   GgufWriter writer;
   writer.set_string("general.architecture", "llama");
   writer.set_string("general.name", "tessera synthetic " + std::to_string(spec.dim) + "x" +
                                         std::to_string(spec.layers));
-  int64_t vocab_size = 0;
-  for (const GgufKeyValue& kv : vocab.metadata()) {
-    if (kv.key.rfind("tokenizer.", 0) != 0) continue;
-    RETURN_IF_ERROR(writer.set_value(kv.key, kv.value).with_context(spec.vocab_from));
-    if (kv.key == "tokenizer.ggml.tokens") vocab_size = static_cast<int64_t>(kv.value.count);
-  }
-  if (vocab_size == 0)
-    return invalid_argument(spec.vocab_from +
-                            ": no tokenizer.ggml.tokens to take the vocabulary from");
+  ASSIGN_OR_RETURN(const int64_t vocab_size, write_vocabulary_from(spec.vocab_from, writer));
   const int head_dim = spec.dim / spec.heads;
   writer.set_u32("llama.context_length", static_cast<uint32_t>(spec.context));
   writer.set_u32("llama.embedding_length", static_cast<uint32_t>(spec.dim));

@@ -23,7 +23,9 @@ struct SyntheticModelSpec {
   int context = 2048;
   DType dtype = DType::kF16;  // matrices; norms stay f32; storable_type() decides per row
   uint64_t seed = 1;
-  std::string vocab_from;  // a GGUF file whose tokenizer.* keys are copied
+  // A GGUF whose tokenizer.* keys are copied, or a tokenizer.json converted
+  // to them (core/gguf/vocabulary_writer.h).
+  std::string vocab_from;
 };
 
 // "110m" (dim 768, 12 layers, 12 heads, ffn 2048) and "1.1b" (dim 2048, 22
