@@ -74,6 +74,10 @@ Result<int64_t> write_vocabulary_from(const std::string& path, GgufWriter& write
 
 Status write_vocabulary_gguf(const Vocabulary& vocab, const std::string& path) {
   GgufWriter writer;
+  // llama.cpp reads general.architecture before anything else, even for a
+  // vocabulary-only load (llama-tokenize); its own ggml-vocab-*.gguf say llama.
+  writer.set_string("general.architecture", "llama");
+  writer.set_string("general.name", "vocabulary");
   RETURN_IF_ERROR(write_vocabulary_keys(vocab, writer));
   return writer.write_file(path);
 }

@@ -20,8 +20,9 @@ Status write_vocabulary_keys(const Vocabulary& vocab, GgufWriter& writer);
 // Returns the number of tokens.
 Result<int64_t> write_vocabulary_from(const std::string& path, GgufWriter& writer);
 
-// A GGUF holding only the vocabulary (no architecture, no tensors), like
-// llama.cpp's models/ggml-vocab-*.gguf.
+// A GGUF holding only the vocabulary (general.architecture "llama", no
+// hyper-parameters, no tensors), like llama.cpp's models/ggml-vocab-*.gguf:
+// llama-tokenize reads it.
 Status write_vocabulary_gguf(const Vocabulary& vocab, const std::string& path);
 
 }  // namespace tessera

@@ -5,6 +5,7 @@
 #include <limits>
 #include <memory>
 
+#include "core/tokenizer/llama_cpp_token_rules.h"
 #include "core/tokenizer/tokenizer_pipeline.h"
 #include "core/util/suggest.h"
 
@@ -224,6 +225,7 @@ Result<Vocabulary> load_gguf_vocabulary(const GgufFile& gguf) {
   ASSIGN_OR_RETURN(vocab.add_bos, gguf.get_bool_or("tokenizer.ggml.add_bos_token", vocab.add_bos));
   ASSIGN_OR_RETURN(vocab.add_eos, gguf.get_bool_or("tokenizer.ggml.add_eos_token", false));
   ASSIGN_OR_RETURN(vocab.chat_template, gguf.get_string_or("tokenizer.chat_template", ""));
+  apply_llama_cpp_token_rules(vocab);
   return vocab;
 }
 

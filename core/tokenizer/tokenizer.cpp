@@ -8,16 +8,11 @@
 #include <utility>
 
 #include "core/tokenizer/bpe_tokenizer.h"
+#include "core/tokenizer/llama_cpp_token_rules.h"
 #include "core/tokenizer/spm_tokenizer.h"
 
 namespace tessera {
 namespace {
-
-// Control tokens that end a turn in the families llama.cpp knows (its
-// special_eog_ids): a model that emits one has finished its answer.
-constexpr std::array<std::string_view, 9> kEndOfTurnTexts = {
-    "<|eot_id|>", "<|im_end|>", "<|end|>",         "<end_of_turn>", "<|endoftext|>",
-    "<|eom_id|>", "<EOT>",      "<|end_of_text|>", "<|return|>"};
 
 bool is_ascii_space(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
@@ -129,8 +124,9 @@ Tokenizer::Tokenizer(Vocabulary vocab)
     const auto index = static_cast<std::size_t>(id);
     if (index >= vocab_->types.size() || vocab_->types[index] != TokenType::kControl) continue;
     const std::string& piece = vocab_->pieces[index];
-    if (std::find(kEndOfTurnTexts.begin(), kEndOfTurnTexts.end(), piece) != kEndOfTurnTexts.end())
-      stop_tokens_.push_back(id);
+    // The control tokens llama.cpp counts as end of generation.
+    const auto texts = end_of_generation_texts();
+    if (std::find(texts.begin(), texts.end(), piece) != texts.end()) stop_tokens_.push_back(id);
   }
   std::sort(stop_tokens_.begin(), stop_tokens_.end());
   stop_tokens_.erase(std::unique(stop_tokens_.begin(), stop_tokens_.end()), stop_tokens_.end());
