@@ -49,11 +49,11 @@ using Body = std::vector<std::unique_ptr<Stmt>>;
 
 struct Stmt {
   enum class Kind {
-    kText,      // text
-    kOutput,    // {{ expr }}
-    kIf,        // branches (condition, body); else_body
-    kFor,       // for targets in expr [if condition]: body; else_body
-    kSet,       // set targets = expr, or set target.attribute = expr, or {% set x %}body
+    kText,    // text
+    kOutput,  // {{ expr }}
+    kIf,      // branches (condition, body); else_body
+    kFor,     // for targets in expr [if condition]: body; else_body
+    kSet,     // set targets = expr, or set target.attribute = expr, or {% set x %}body
     kBreak,
     kContinue,
     kMacro,        // macro text(targets with defaults) body

@@ -78,12 +78,13 @@ Result<Value> sort_filter(const Value& subject, const CallArgs& args, bool dict_
   const bool reverse = args.get(dict_sort ? 2 : 0, "reverse").truthy();
   const bool case_sensitive = args.get(dict_sort ? 0 : 1, "case_sensitive").truthy();
   const Value& attribute = dict_sort ? Value() : args.get(2, "attribute");
-  const bool by_value = dict_sort && args.get(1, "by").is_string() &&
-                        args.get(1, "by").as_string() == "value";
+  const bool by_value =
+      dict_sort && args.get(1, "by").is_string() && args.get(1, "by").as_string() == "value";
   std::vector<std::pair<Value, Value>> keyed;
   for (const Value& item : items) {
     Value key = item;
-    if (dict_sort) key = item.as_array()[by_value ? 1 : 0];
+    if (dict_sort)
+      key = item.as_array()[by_value ? 1 : 0];
     else if (attribute.is_string()) {
       ASSIGN_OR_RETURN(key, attribute_of(item, attribute.as_string()));
     }
@@ -112,13 +113,15 @@ Result<Value> select_filter(std::string_view name, const Value& subject, const C
   std::size_t next = 0;
   std::string attribute;
   if (by_attribute) {
-    if (!args.get(0, "").is_string()) return invalid_argument(std::string(name) + " needs an attribute name");
+    if (!args.get(0, "").is_string())
+      return invalid_argument(std::string(name) + " needs an attribute name");
     attribute = args.get(0, "").as_string();
     next = 1;
   }
   std::string test;
   if (next < args.positional.size()) {
-    if (!args.positional[next].is_string()) return invalid_argument(std::string(name) + " needs a test name");
+    if (!args.positional[next].is_string())
+      return invalid_argument(std::string(name) + " needs a test name");
     test = args.positional[next].as_string();
     if (!is_known_test(test)) return unimplemented("no test named '" + test + "'");
   }
@@ -145,7 +148,8 @@ Result<Value> map_filter(const Value& subject, const CallArgs& args, const Built
   Array out;
   const Value& attribute = args.get(99, "attribute");
   if (attribute.is_string() || attribute.is_int()) {
-    const std::string path = attribute.is_string() ? attribute.as_string() : std::to_string(attribute.as_int());
+    const std::string path =
+        attribute.is_string() ? attribute.as_string() : std::to_string(attribute.as_int());
     const Value& fallback = args.get(99, "default");
     for (const Value& item : items) {
       ASSIGN_OR_RETURN(Value v, attribute_of(item, path));
@@ -156,7 +160,8 @@ Result<Value> map_filter(const Value& subject, const CallArgs& args, const Built
   if (args.positional.empty() || !args.positional[0].is_string())
     return invalid_argument("map needs a filter name or attribute=");
   const std::string filter = args.positional[0].as_string();
-  if (!is_known_filter(filter) || filter == "map") return unimplemented("no filter named '" + filter + "'");
+  if (!is_known_filter(filter) || filter == "map")
+    return unimplemented("no filter named '" + filter + "'");
   CallArgs rest;
   rest.positional.assign(args.positional.begin() + 1, args.positional.end());
   for (const Value& item : items) {
@@ -168,9 +173,11 @@ Result<Value> map_filter(const Value& subject, const CallArgs& args, const Built
 
 Result<Value> indent_filter(const std::string& s, const CallArgs& args, const BuiltinEnv& env) {
   const Value& width = args.get(0, "width");
-  std::string pad = width.is_string() ? width.as_string()
-                    : width.is_int()  ? std::string(static_cast<std::size_t>(std::clamp<int64_t>(width.as_int(), 0, 1024)), ' ')
-                                      : std::string(4, ' ');
+  std::string pad =
+      width.is_string() ? width.as_string()
+      : width.is_int()
+          ? std::string(static_cast<std::size_t>(std::clamp<int64_t>(width.as_int(), 0, 1024)), ' ')
+          : std::string(4, ' ');
   const bool first = args.get(1, "first").truthy();
   const bool blank = args.get(2, "blank").truthy();
   std::string out;
@@ -178,7 +185,8 @@ Result<Value> indent_filter(const std::string& s, const CallArgs& args, const Bu
   bool first_line = true;
   while (true) {
     std::size_t nl = s.find('\n', start);
-    const std::string line = s.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+    const std::string line =
+        s.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
     if ((!first_line || first) && (blank || !line.empty())) out += pad;
     out += line;
     if (out.size() > env.max_string_bytes) return resource_exhausted("indent: output too large");
@@ -231,12 +239,23 @@ std::string html_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&#34;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&#34;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -244,10 +263,12 @@ std::string html_escape(const std::string& s) {
 
 Result<Value> round_filter(const Value& subject, const CallArgs& args) {
   if (!subject.is_number() && !subject.is_bool()) return invalid_argument("round needs a number");
-  const int64_t precision = args.get(0, "precision").is_int() ? args.get(0, "precision").as_int() : 0;
+  const int64_t precision =
+      args.get(0, "precision").is_int() ? args.get(0, "precision").as_int() : 0;
   const Value& method = args.get(1, "method");
   const std::string how = method.is_string() ? method.as_string() : "common";
-  const double scale = std::pow(10.0, static_cast<double>(std::clamp<int64_t>(precision, -300, 300)));
+  const double scale =
+      std::pow(10.0, static_cast<double>(std::clamp<int64_t>(precision, -300, 300)));
   const double x = subject.as_double() * scale;
   double r = how == "ceil" ? std::ceil(x) : how == "floor" ? std::floor(x) : std::round(x);
   if (how != "common" && how != "ceil" && how != "floor")
@@ -259,11 +280,11 @@ Result<Value> round_filter(const Value& subject, const CallArgs& args) {
 
 bool is_known_filter(std::string_view name) {
   static const std::set<std::string_view> kFilters = {
-      "length", "count", "trim",   "tojson",  "upper",  "lower",     "title",      "capitalize",
-      "replace", "join", "first",  "last",    "default", "d",        "map",        "select",
-      "reject", "selectattr", "rejectattr", "list", "string", "int", "float",      "abs",
-      "items",  "safe",  "indent", "unique",  "sort",   "reverse",   "round",      "e",
-      "escape", "dictsort", "min", "max",     "sum"};
+      "length",  "count",      "trim",       "tojson", "upper",   "lower",   "title", "capitalize",
+      "replace", "join",       "first",      "last",   "default", "d",       "map",   "select",
+      "reject",  "selectattr", "rejectattr", "list",   "string",  "int",     "float", "abs",
+      "items",   "safe",       "indent",     "unique", "sort",    "reverse", "round", "e",
+      "escape",  "dictsort",   "min",        "max",    "sum"};
   return kFilters.count(name) > 0;
 }
 
@@ -271,9 +292,11 @@ Result<Value> apply_filter(std::string_view name, const Value& subject, const Ca
                            const BuiltinEnv& env) {
   if (name == "length" || name == "count") {
     if (subject.is_string())
-      return Value::integer(static_cast<int64_t>(utf8_char_offsets(subject.as_string()).size() - 1));
+      return Value::integer(
+          static_cast<int64_t>(utf8_char_offsets(subject.as_string()).size() - 1));
     if (subject.is_array()) return Value::integer(static_cast<int64_t>(subject.as_array().size()));
-    if (subject.is_object()) return Value::integer(static_cast<int64_t>(subject.as_object().size()));
+    if (subject.is_object())
+      return Value::integer(static_cast<int64_t>(subject.as_object().size()));
     if (subject.is_undefined()) return Value::integer(0);
     return invalid_argument("length of a " + std::string(subject.type_name()));
   }
@@ -358,8 +381,9 @@ Result<Value> apply_filter(std::string_view name, const Value& subject, const Ca
   }
   if (name == "abs") {
     if (subject.is_int())
-      return subject.as_int() == INT64_MIN ? Value::floating(9.223372036854775808e18)
-                                           : Value::integer(subject.as_int() < 0 ? -subject.as_int() : subject.as_int());
+      return subject.as_int() == INT64_MIN
+                 ? Value::floating(9.223372036854775808e18)
+                 : Value::integer(subject.as_int() < 0 ? -subject.as_int() : subject.as_int());
     if (subject.is_float()) return Value::floating(std::fabs(subject.as_float()));
     return invalid_argument("abs needs a number");
   }

@@ -77,14 +77,13 @@ class Lexer {
       bool right_strip = false, right_plus = false;
       if (type == '#') {
         const std::size_t close = src_.find("#}", body);
-        if (close == std::string_view::npos)
-          return error(tag, "unterminated comment: add '#}'");
+        if (close == std::string_view::npos) return error(tag, "unterminated comment: add '#}'");
         right_strip = close > body && src_[close - 1] == '-';
         right_plus = close > body && src_[close - 1] == '+';
         after = close + 2;
       } else {
-        tokens_.push_back({type == '{' ? Token::Kind::kOutputBegin : Token::Kind::kBlockBegin,
-                           "", pos(tag)});
+        tokens_.push_back(
+            {type == '{' ? Token::Kind::kOutputBegin : Token::Kind::kBlockBegin, "", pos(tag)});
         auto end = lex_expression(body, type == '{' ? '}' : '%', tag);
         if (!end.ok()) return end.status();
         after = *end;
@@ -128,8 +127,8 @@ class Lexer {
 
   void emit_text(std::size_t begin, std::size_t end) {
     if (begin < end)
-      tokens_.push_back({Token::Kind::kText, std::string(src_.substr(begin, end - begin)),
-                         pos(begin)});
+      tokens_.push_back(
+          {Token::Kind::kText, std::string(src_.substr(begin, end - begin)), pos(begin)});
   }
 
   // Lexes up to the closing "}}" or "%}" (an optional '-' or '+' before it);
@@ -146,8 +145,8 @@ class Lexer {
       };
       if (brace_depth == 0 && (c == '-' || (c == '+' && closer == '%')) && closes_at(i + 1)) ++i;
       if (brace_depth == 0 && closes_at(i)) {
-        tokens_.push_back({closer == '}' ? Token::Kind::kOutputEnd : Token::Kind::kBlockEnd, "",
-                           pos(i)});
+        tokens_.push_back(
+            {closer == '}' ? Token::Kind::kOutputEnd : Token::Kind::kBlockEnd, "", pos(i)});
         return i + 2;
       }
       const SourcePos at = pos(i);
@@ -215,17 +214,38 @@ class Lexer {
       const char e = src_[k + 1];
       k += 2;
       switch (e) {
-        case 'n': value += '\n'; break;
-        case 't': value += '\t'; break;
-        case 'r': value += '\r'; break;
-        case 'b': value += '\b'; break;
-        case 'f': value += '\f'; break;
-        case 'v': value += '\v'; break;
-        case '0': value += '\0'; break;
-        case '\\': value += '\\'; break;
-        case '\'': value += '\''; break;
-        case '"': value += '"'; break;
-        case '\n': break;  // a backslash-newline continues the line
+        case 'n':
+          value += '\n';
+          break;
+        case 't':
+          value += '\t';
+          break;
+        case 'r':
+          value += '\r';
+          break;
+        case 'b':
+          value += '\b';
+          break;
+        case 'f':
+          value += '\f';
+          break;
+        case 'v':
+          value += '\v';
+          break;
+        case '0':
+          value += '\0';
+          break;
+        case '\\':
+          value += '\\';
+          break;
+        case '\'':
+          value += '\'';
+          break;
+        case '"':
+          value += '"';
+          break;
+        case '\n':
+          break;  // a backslash-newline continues the line
         case 'x':
         case 'u':
         case 'U': {
@@ -233,7 +253,7 @@ class Lexer {
           uint32_t cp = 0;
           for (std::size_t d = 0; d < digits; ++d, ++k) {
             const char h = k < src_.size() ? src_[k] : '\0';
-            const int v = is_digit(h) ? h - '0'
+            const int v = is_digit(h)              ? h - '0'
                           : (h >= 'a' && h <= 'f') ? h - 'a' + 10
                           : (h >= 'A' && h <= 'F') ? h - 'A' + 10
                                                    : -1;

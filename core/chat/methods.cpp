@@ -100,12 +100,14 @@ Result<Value> split(const std::string& s, const Value& sep, const Value& maxspli
 Result<Value> affix_test(const std::string& s, const Value& affixes, bool prefix) {
   const auto matches = [&](const std::string& a) {
     if (a.size() > s.size()) return false;
-    return prefix ? s.compare(0, a.size(), a) == 0 : s.compare(s.size() - a.size(), a.size(), a) == 0;
+    return prefix ? s.compare(0, a.size(), a) == 0
+                  : s.compare(s.size() - a.size(), a.size(), a) == 0;
   };
   if (affixes.is_string()) return Value::boolean(matches(affixes.as_string()));
   if (affixes.is_array()) {
     for (const Value& a : affixes.as_array()) {
-      if (!a.is_string()) return invalid_argument("startswith/endswith: tuple items must be strings");
+      if (!a.is_string())
+        return invalid_argument("startswith/endswith: tuple items must be strings");
       if (matches(a.as_string())) return Value::boolean(true);
     }
     return Value::boolean(false);
@@ -143,7 +145,8 @@ Result<Value> string_method(const std::string& s, std::string_view name, const C
     }
     if (needle.empty()) return Value::integer(static_cast<int64_t>(utf8_char_offsets(s).size()));
     int64_t count = 0;
-    for (std::size_t at = s.find(needle); at != std::string::npos; at = s.find(needle, at + needle.size()))
+    for (std::size_t at = s.find(needle); at != std::string::npos;
+         at = s.find(needle, at + needle.size()))
       ++count;
     return Value::integer(count);
   }
@@ -170,9 +173,12 @@ Result<Value> dict_method(const Value& object, std::string_view name, const Call
   if (name == "items" || name == "keys" || name == "values") {
     Array out;
     for (const auto& [key, value] : entries.entries()) {
-      if (name == "items") out.push_back(Value::array({Value::string(key), value}));
-      else if (name == "keys") out.push_back(Value::string(key));
-      else out.push_back(value);
+      if (name == "items")
+        out.push_back(Value::array({Value::string(key), value}));
+      else if (name == "keys")
+        out.push_back(Value::string(key));
+      else
+        out.push_back(value);
     }
     return Value::array(std::move(out));
   }
@@ -266,11 +272,10 @@ bool contains_container(const Value& value, const void* identity, int depth) {
 
 bool is_known_test(std::string_view name) {
   static const std::set<std::string_view> kTests = {
-      "defined", "undefined", "none",  "string", "number",      "integer", "float",
-      "mapping", "iterable",  "sequence", "boolean", "true",    "false",   "odd",
-      "even",    "divisibleby", "equalto", "eq",   "==",        "ne",      "!=",
-      "lt",      "<",         "gt",    ">",      "in",          "lower",   "upper",
-      "sameas",  "callable"};
+      "defined",  "undefined", "none",    "string", "number", "integer", "float", "mapping",
+      "iterable", "sequence",  "boolean", "true",   "false",  "odd",     "even",  "divisibleby",
+      "equalto",  "eq",        "==",      "ne",     "!=",     "lt",      "<",     "gt",
+      ">",        "in",        "lower",   "upper",  "sameas", "callable"};
   return kTests.count(name) > 0;
 }
 
@@ -292,7 +297,8 @@ Result<bool> apply_test(std::string_view name, const Value& v, const CallArgs& a
   if (name == "callable") return v.is_function();
   if (name == "lower" || name == "upper") {
     if (!v.is_string()) return false;
-    return v.as_string() == (name == "lower" ? ascii_lower(v.as_string()) : ascii_upper(v.as_string()));
+    return v.as_string() ==
+           (name == "lower" ? ascii_lower(v.as_string()) : ascii_upper(v.as_string()));
   }
   if (name == "odd" || name == "even" || name == "divisibleby") {
     if (!v.is_int()) return invalid_argument("test '" + std::string(name) + "' needs an integer");
@@ -317,7 +323,8 @@ Result<bool> apply_test(std::string_view name, const Value& v, const CallArgs& a
                                          : v.as_double() > arg.as_double();
   }
   if (name == "in") {
-    if (arg.is_string() && v.is_string()) return arg.as_string().find(v.as_string()) != std::string::npos;
+    if (arg.is_string() && v.is_string())
+      return arg.as_string().find(v.as_string()) != std::string::npos;
     if (arg.is_array()) {
       for (const Value& item : arg.as_array())
         if (values_equal(item, v)) return true;
@@ -331,9 +338,9 @@ Result<bool> apply_test(std::string_view name, const Value& v, const CallArgs& a
 
 bool is_known_method(std::string_view name) {
   static const std::set<std::string_view> kMethods = {
-      "strip",  "lstrip", "rstrip", "split", "startswith", "endswith", "upper",   "lower",
-      "title",  "capitalize", "replace", "find", "count",    "join",     "isdigit", "isspace",
-      "isalpha", "items", "keys",   "values", "get",       "append",   "pop"};
+      "strip",   "lstrip",     "rstrip",  "split",  "startswith", "endswith", "upper",   "lower",
+      "title",   "capitalize", "replace", "find",   "count",      "join",     "isdigit", "isspace",
+      "isalpha", "items",      "keys",    "values", "get",        "append",   "pop"};
   return kMethods.count(name) > 0;
 }
 
@@ -374,14 +381,16 @@ Result<Value> call_global(std::string_view name, const CallArgs& args, const Bui
       }
     }
     for (const auto& [key, value] : args.keyword) entries.set(key, value);
-    return name == "dict" ? Value::object(std::move(entries)) : Value::name_space(std::move(entries));
+    return name == "dict" ? Value::object(std::move(entries))
+                          : Value::name_space(std::move(entries));
   }
   if (name == "strftime_now") {
     const Value& format = args.get(0, "format");
     if (!format.is_string()) return invalid_argument("strftime_now() takes a format string");
     if (format.as_string().size() > 256) return invalid_argument("strftime_now() format too long");
     char buffer[4096];
-    const std::size_t n = std::strftime(buffer, sizeof buffer, format.as_string().c_str(), &env.now);
+    const std::size_t n =
+        std::strftime(buffer, sizeof buffer, format.as_string().c_str(), &env.now);
     return Value::string(std::string(buffer, n));
   }
   return unimplemented("no global function named '" + std::string(name) + "'");

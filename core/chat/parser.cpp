@@ -159,9 +159,9 @@ class Parser {
       for (auto& s : inner) body.push_back(std::move(s));
       return true;
     }
-    static const std::set<std::string_view> kKnown = {
-        "call", "include", "import", "from",  "extends",
-        "block", "raw",   "with",    "do",     "autoescape", "trans", "endcall"};
+    static const std::set<std::string_view> kKnown = {"call",    "include",    "import", "from",
+                                                      "extends", "block",      "raw",    "with",
+                                                      "do",      "autoescape", "trans",  "endcall"};
     if (kKnown.count(k)) return unsupported(keyword.pos, "'{% " + k + " %}'");
     return error(keyword.pos, "unknown statement '" + k + "' (or a stray end tag)");
   }
@@ -469,9 +469,12 @@ class Parser {
     switch (t.kind) {
       case Kind::kName: {
         ExprPtr e = make(Expr::Kind::kLiteral, t.pos);
-        if (t.text == "true" || t.text == "True") e->literal = Value::boolean(true);
-        else if (t.text == "false" || t.text == "False") e->literal = Value::boolean(false);
-        else if (t.text == "none" || t.text == "None") e->literal = Value::none();
+        if (t.text == "true" || t.text == "True")
+          e->literal = Value::boolean(true);
+        else if (t.text == "false" || t.text == "False")
+          e->literal = Value::boolean(false);
+        else if (t.text == "none" || t.text == "None")
+          e->literal = Value::none();
         else {
           e->kind = Expr::Kind::kName;
           e->name = t.text;
@@ -489,8 +492,10 @@ class Parser {
         int64_t v = 0;
         auto [end, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);
         ExprPtr e = make(Expr::Kind::kLiteral, t.pos);
-        if (ec == std::errc()) e->literal = Value::integer(v);
-        else e->literal = Value::floating(std::strtod(t.text.c_str(), nullptr));
+        if (ec == std::errc())
+          e->literal = Value::integer(v);
+        else
+          e->literal = Value::floating(std::strtod(t.text.c_str(), nullptr));
         return e;
       }
       case Kind::kFloat: {
@@ -651,9 +656,9 @@ class Parser {
           next();
           e->negated = true;
         }
-        if (peek().kind != Kind::kName && !(peek().kind == Kind::kOperator &&
-                                             (peek().text == "==" || peek().text == "!=" ||
-                                              peek().text == "<" || peek().text == ">")))
+        if (peek().kind != Kind::kName &&
+            !(peek().kind == Kind::kOperator && (peek().text == "==" || peek().text == "!=" ||
+                                                 peek().text == "<" || peek().text == ">")))
           return error(peek().pos, "expected a test name after 'is'");
         e->name = next().text;
         e->args.push_back(std::move(node));
@@ -679,8 +684,8 @@ class Parser {
     if (t.kind == Kind::kString || t.kind == Kind::kInt || t.kind == Kind::kFloat) return true;
     if (t.kind == Kind::kOperator) return t.text == "[" || t.text == "{";
     if (t.kind != Kind::kName) return false;
-    static const std::set<std::string_view> kKeywords = {"else", "or",  "and", "if",
-                                                         "not",  "in",  "is",  "recursive"};
+    static const std::set<std::string_view> kKeywords = {"else", "or", "and", "if",
+                                                         "not",  "in", "is",  "recursive"};
     return !kKeywords.count(t.text);
   }
 

@@ -165,8 +165,7 @@ class Renderer {
                   "cannot set an attribute of '" + stmt.targets[0] + "' (a " +
                       std::string(target.type_name()) + "); only a namespace() takes attributes");
     if (contains_container(value, target.container_identity()))
-      return fail(stmt.pos, StatusCode::kInvalidArgument,
-                  "cannot store a namespace inside itself");
+      return fail(stmt.pos, StatusCode::kInvalidArgument, "cannot store a namespace inside itself");
     target.mutable_object().set(stmt.attribute, std::move(value));
     return ok_status();
   }
@@ -430,8 +429,7 @@ class Renderer {
       if (std::find(macro.targets.begin(), macro.targets.end(), key) == macro.targets.end())
         return invalid_argument("macro '" + macro.text + "' has no parameter '" + key + "'");
     if (macro_depth_ >= kMaxMacroDepth)
-      return resource_exhausted("macro calls nested deeper than " +
-                                std::to_string(kMaxMacroDepth));
+      return resource_exhausted("macro calls nested deeper than " + std::to_string(kMaxMacroDepth));
     std::vector<Object> caller_scopes;
     caller_scopes.swap(scopes_);
     scopes_.push_back(caller_scopes.front());
@@ -503,15 +501,18 @@ class Renderer {
     int order = 0;
     if ((a.is_number() || a.is_bool()) && (b.is_number() || b.is_bool())) {
       const double x = a.as_double(), y = b.as_double();
-      if (a.is_int() && b.is_int()) order = a.as_int() < b.as_int() ? -1 : a.as_int() > b.as_int();
-      else if (std::isnan(x) || std::isnan(y)) return Value::boolean(false);
-      else order = x < y ? -1 : x > y;
+      if (a.is_int() && b.is_int())
+        order = a.as_int() < b.as_int() ? -1 : a.as_int() > b.as_int();
+      else if (std::isnan(x) || std::isnan(y))
+        return Value::boolean(false);
+      else
+        order = x < y ? -1 : x > y;
     } else if (a.is_string() && b.is_string()) {
       const int c = a.as_string().compare(b.as_string());
       order = c < 0 ? -1 : c > 0;
     } else {
-      return invalid_argument("'" + op + "' not supported between a " +
-                              std::string(a.type_name()) + " and a " + std::string(b.type_name()));
+      return invalid_argument("'" + op + "' not supported between a " + std::string(a.type_name()) +
+                              " and a " + std::string(b.type_name()));
     }
     if (op == "<") return Value::boolean(order < 0);
     if (op == "<=") return Value::boolean(order <= 0);
@@ -544,8 +545,8 @@ class Renderer {
       if (a.is_string() && b.is_string()) return Value::string(a.as_string() + b.as_string());
       if (a.is_array() && b.is_array()) {
         if (a.as_array().size() + b.as_array().size() > limits_.max_items)
-          return resource_exhausted("list concatenation past " +
-                                    std::to_string(limits_.max_items) + " items");
+          return resource_exhausted("list concatenation past " + std::to_string(limits_.max_items) +
+                                    " items");
         Array out = a.as_array();
         out.insert(out.end(), b.as_array().begin(), b.as_array().end());
         return Value::array(std::move(out));
@@ -566,14 +567,20 @@ class Renderer {
     if (integers && op != "/" && op != "**") {
       int64_t r = 0;
       bool overflow = false;
-      if (op == "+") overflow = __builtin_add_overflow(x, y, &r);
-      else if (op == "-") overflow = __builtin_sub_overflow(x, y, &r);
-      else if (op == "*") overflow = __builtin_mul_overflow(x, y, &r);
+      if (op == "+")
+        overflow = __builtin_add_overflow(x, y, &r);
+      else if (op == "-")
+        overflow = __builtin_sub_overflow(x, y, &r);
+      else if (op == "*")
+        overflow = __builtin_mul_overflow(x, y, &r);
       else {
         if (y == 0) return invalid_argument("integer division or modulo by zero");
-        if (x == INT64_MIN && y == -1) overflow = true;
-        else if (op == "//") r = python_floor_div(x, y);
-        else r = x - python_floor_div(x, y) * y;
+        if (x == INT64_MIN && y == -1)
+          overflow = true;
+        else if (op == "//")
+          r = python_floor_div(x, y);
+        else
+          r = x - python_floor_div(x, y) * y;
       }
       if (overflow) return invalid_argument("integer overflow in " + op);
       return Value::integer(r);
@@ -666,8 +673,8 @@ Status check_body(const Program& program, const std::set<std::string>& macros, c
 
 }  // namespace
 
-Result<std::string> render_program(const Program& program, const Value& context,
-                                   const std::tm& now, const RenderLimits& limits) {
+Result<std::string> render_program(const Program& program, const Value& context, const std::tm& now,
+                                   const RenderLimits& limits) {
   if (!context.is_object() && !context.is_undefined())
     return invalid_argument("the chat template context must be an object, not a " +
                             std::string(context.type_name()));

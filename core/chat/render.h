@@ -21,8 +21,8 @@ struct RenderLimits {
 
 // `context` must be an object (or undefined for none); `now` is what
 // strftime_now formats.
-Result<std::string> render_program(const Program& program, const Value& context,
-                                   const std::tm& now, const RenderLimits& limits);
+Result<std::string> render_program(const Program& program, const Value& context, const std::tm& now,
+                                   const RenderLimits& limits);
 
 // Checks every filter, test, method and global a program names against what
 // builtins.h implements: Unimplemented "origin:line:column: ..." otherwise.

@@ -261,8 +261,10 @@ bool nesting_within(std::string_view json, int limit) {
   for (std::size_t i = 0; i < json.size(); ++i) {
     const char c = json[i];
     if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
     } else if (c == '"') {
       in_string = true;
     } else if (c == '[' || c == '{') {
@@ -282,8 +284,9 @@ Result<Value> value_from_json(std::string_view json) {
                             " levels; chat messages never need that");
   auto parsed = nlohmann::ordered_json::parse(json, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded())
-    return invalid_argument("malformed JSON for chat template values (messages, tools or extra "
-                            "variables); check it with a JSON validator");
+    return invalid_argument(
+        "malformed JSON for chat template values (messages, tools or extra "
+        "variables); check it with a JSON validator");
   return from_json(parsed, 0);
 }
 
@@ -308,8 +311,8 @@ std::string python_float_repr(double d) {
     if (exponent < 0) {
       out = "0." + std::string(static_cast<std::size_t>(-exponent - 1), '0') + digits;
     } else if (static_cast<std::size_t>(exponent) + 1 >= digits.size()) {
-      out = digits + std::string(static_cast<std::size_t>(exponent) + 1 - digits.size(), '0') +
-            ".0";
+      out =
+          digits + std::string(static_cast<std::size_t>(exponent) + 1 - digits.size(), '0') + ".0";
     } else {
       out = digits.substr(0, static_cast<std::size_t>(exponent) + 1) + "." +
             digits.substr(static_cast<std::size_t>(exponent) + 1);

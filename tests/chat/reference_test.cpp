@@ -49,7 +49,8 @@ std::tm parse_now(const std::string& iso) {  // "2026-11-27T09:05:00Z"
 // Templates that use a construct tessera does not implement; parse() must say
 // so (Unimplemented, naming it) instead of rendering.
 const std::map<std::string, std::string> kUnsupported = {
-
+    {"deepseek-ai-DeepSeek-V3.2", "the filter 'from_json'"},  // not a Jinja2 filter
+    {"tencent-Hy3", "the method 'format'"},
 };
 
 TEST(ChatReference, EveryTemplateAndCaseMatchesHuggingFaceJinja) {
@@ -71,7 +72,8 @@ TEST(ChatReference, EveryTemplateAndCaseMatchesHuggingFaceJinja) {
   std::map<std::string, Value> template_info;
   for (const Value& t : templates.as_array()) template_info[field(t, "name").as_string()] = t;
   std::map<std::string, Value> case_info;
-  for (const Value& c : field(cases, "cases").as_array()) case_info[field(c, "name").as_string()] = c;
+  for (const Value& c : field(cases, "cases").as_array())
+    case_info[field(c, "name").as_string()] = c;
 
   std::map<std::string, Result<ChatTemplate>> parsed;
   int outputs_equal = 0, jinja2_equal = 0, errors_agree = 0, unsupported = 0, total = 0;
@@ -148,11 +150,11 @@ TEST(ChatReference, EveryTemplateAndCaseMatchesHuggingFaceJinja) {
       ++errors_agree;
     }
   }
-  std::printf("chat reference: %d renderings (templates x cases x add_generation_prompt): %d "
-              "equal @huggingface/jinja's output, %d equal jinja2's where @huggingface/jinja "
-              "failed, %d errors in all three, %d unsupported; %zu templates rendered\n",
-              total, outputs_equal, jinja2_equal, errors_agree, unsupported,
-              templates_rendered.size());
+  std::printf(
+      "chat reference: %d renderings (templates x cases x add_generation_prompt): %d "
+      "equal @huggingface/jinja's output, %d equal jinja2's where @huggingface/jinja "
+      "failed, %d errors in all three, %d unsupported; %zu templates rendered\n",
+      total, outputs_equal, jinja2_equal, errors_agree, unsupported, templates_rendered.size());
   EXPECT_EQ(outputs_equal + jinja2_equal + errors_agree + unsupported, total);
 }
 
