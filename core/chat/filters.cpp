@@ -270,7 +270,8 @@ Result<Value> round_filter(const Value& subject, const CallArgs& args) {
   const double scale =
       std::pow(10.0, static_cast<double>(std::clamp<int64_t>(precision, -300, 300)));
   const double x = subject.as_double() * scale;
-  double r = how == "ceil" ? std::ceil(x) : how == "floor" ? std::floor(x) : std::round(x);
+  // Python's round() (jinja2's "common") rounds halves to even.
+  double r = how == "ceil" ? std::ceil(x) : how == "floor" ? std::floor(x) : std::nearbyint(x);
   if (how != "common" && how != "ceil" && how != "floor")
     return invalid_argument("round's method is common, ceil or floor");
   return Value::floating(r / scale);

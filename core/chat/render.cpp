@@ -170,8 +170,12 @@ class Renderer {
     return ok_status();
   }
 
-  Result<Array> loop_items(const Stmt& stmt, const Value& iterable) {
-    if (iterable.is_array()) return iterable.as_array();
+  Result<Array> loop_items(const Stmt& stmt, Value iterable) {
+    if (iterable.is_array()) {
+      if (iterable.as_array().size() > limits_.max_items)
+        return fail(stmt.pos, StatusCode::kResourceExhausted, "loop over too many items");
+      return iterable.as_array();
+    }
     if (iterable.is_undefined() || iterable.is_none()) {
       if (iterable.is_none())
         return fail(stmt.pos, StatusCode::kInvalidArgument, "cannot loop over none");
@@ -209,19 +213,22 @@ class Renderer {
       items = std::move(all);
     }
     const int64_t n = static_cast<int64_t>(items.size());
+    // One loop object, updated in place each iteration (cheaper than a new
+    // one; a template that keeps `loop` sees it advance, as the loop does).
+    Value loop = Value::object();
+    scopes_.back().set("loop", loop);
+    Object& fields = loop.mutable_object();
     for (int64_t i = 0; i < n; ++i) {
       RETURN_IF_ERROR(step(stmt.pos));
-      Object loop;
-      loop.set("index", Value::integer(i + 1));
-      loop.set("index0", Value::integer(i));
-      loop.set("revindex", Value::integer(n - i));
-      loop.set("revindex0", Value::integer(n - i - 1));
-      loop.set("first", Value::boolean(i == 0));
-      loop.set("last", Value::boolean(i == n - 1));
-      loop.set("length", Value::integer(n));
-      loop.set("previtem", i > 0 ? items[static_cast<std::size_t>(i - 1)] : Value());
-      loop.set("nextitem", i + 1 < n ? items[static_cast<std::size_t>(i + 1)] : Value());
-      scopes_.back().set("loop", Value::object(std::move(loop)));
+      fields.set("index", Value::integer(i + 1));
+      fields.set("index0", Value::integer(i));
+      fields.set("revindex", Value::integer(n - i));
+      fields.set("revindex0", Value::integer(n - i - 1));
+      fields.set("first", Value::boolean(i == 0));
+      fields.set("last", Value::boolean(i == n - 1));
+      fields.set("length", Value::integer(n));
+      fields.set("previtem", i > 0 ? items[static_cast<std::size_t>(i - 1)] : Value());
+      fields.set("nextitem", i + 1 < n ? items[static_cast<std::size_t>(i + 1)] : Value());
       RETURN_IF_ERROR(assign(stmt, stmt.targets, items[static_cast<std::size_t>(i)]));
       ASSIGN_OR_RETURN(Flow flow, exec(stmt.body, out));
       if (flow == Flow::kBreak) break;

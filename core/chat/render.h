@@ -16,7 +16,7 @@ namespace tessera::chat {
 struct RenderLimits {
   std::size_t max_output_bytes = 8u << 20;  // also the largest string a template may build
   std::size_t max_items = 1u << 20;         // the longest list a template may build
-  uint64_t max_steps = 20'000'000;          // expressions evaluated + statements run
+  uint64_t max_steps = 4'000'000;           // expressions evaluated + statements run
 };
 
 // `context` must be an object (or undefined for none); `now` is what
