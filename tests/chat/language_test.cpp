@@ -42,7 +42,8 @@ TEST(ChatLanguage, LiteralsAndArithmetic) {
   EXPECT_EQ(render("{{ true }} {{ False }} {{ none }} {{ 1e20 }} {{ 1e-5 }} {{ 123.0 }}"),
             "True False None 1e+20 1e-05 123.0");
   EXPECT_EQ(render(R"({{ "tab\there" }}|{{ 'it\'s' }}|{{ "\u00e9\x41" }}|{{ 'a' 'b' }})"),
-            "tab\there|it's|\xc3\xa9" "A|ab");
+            "tab\there|it's|\xc3\xa9"
+            "A|ab");
   EXPECT_EQ(render("{{ {'a': 1, 'b': [true, none, 'x']} }}"), "{'a': 1, 'b': [True, None, 'x']}");
 }
 
@@ -51,7 +52,8 @@ TEST(ChatLanguage, ComparisonsLogicAndTernary) {
             "True False True True False");
   EXPECT_EQ(render("{{ 'b' in 'abc' }} {{ 3 not in [1, 2] }} {{ 'k' in {'k': 1} }}"),
             "True True True");
-  EXPECT_EQ(render("{{ 0 or 'x' }} {{ 1 and [] }} {{ not '' }} {{ none or none }}"), "x [] True None");
+  EXPECT_EQ(render("{{ 0 or 'x' }} {{ 1 and [] }} {{ not '' }} {{ none or none }}"),
+            "x [] True None");
   EXPECT_EQ(render("{{ 'y' if 1 > 2 else 'n' }}|{{ 'y' if false }}|"), "n||");
   EXPECT_EQ(render("{{ not 1 == 2 }} {{ x is not defined and not x }}"), "True True");
 }
@@ -92,9 +94,10 @@ TEST(ChatLanguage, Filters) {
   EXPECT_EQ(render("{{ 'aaa' | replace('a', 'b', 2) }} {{ x | default('d') }} "
                    "{{ '' | default('e', true) }} {{ none | default('f') }}"),
             "bba d e None");
-  EXPECT_EQ(render("{{ '42' | int + 1 }} {{ 'x' | int }} {{ '2.5' | float }} {{ -3 | abs }} "
-                   "{{ 2.567 | round(2) }} {{ 2.5 | round }} {{ 3.5 | round }} {{ 7 | string ~ '!' }}"),
-            "43 0 2.5 3 2.57 2.0 4.0 7!");
+  EXPECT_EQ(
+      render("{{ '42' | int + 1 }} {{ 'x' | int }} {{ '2.5' | float }} {{ -3 | abs }} "
+             "{{ 2.567 | round(2) }} {{ 2.5 | round }} {{ 3.5 | round }} {{ 7 | string ~ '!' }}"),
+      "43 0 2.5 3 2.57 2.0 4.0 7!");
   EXPECT_EQ(render("{{ [1, 2] | first }} {{ [1, 2] | last }} {{ 'abc' | reverse }} "
                    "{{ [1, 2] | reverse | list }} "
                    "{% for k, v in {'a': 1} | items %}{{ k }}{{ v }}{% endfor %}"),
@@ -107,7 +110,8 @@ TEST(ChatLanguage, Filters) {
 }
 
 TEST(ChatLanguage, ToJsonMatchesTransformers) {
-  const char* ctx = R"({"v": {"s": "q\"\\\n\u00e9\u0001", "n": [1, 2.5, true, null], "e": {}, "l": []}})";
+  const char* ctx =
+      R"({"v": {"s": "q\"\\\n\u00e9\u0001", "n": [1, 2.5, true, null], "e": {}, "l": []}})";
   EXPECT_EQ(render("{{ v | tojson }}", ctx),
             "{\"s\": \"q\\\"\\\\\\n\xc3\xa9\\u0001\", \"n\": [1, 2.5, true, null], \"e\": {}, "
             "\"l\": []}");
@@ -227,8 +231,7 @@ TEST(ChatLanguage, UnsupportedConstructsAreUnimplementedWithPosition) {
   EXPECT_NE(s.message().find("the method 'format'"), std::string::npos) << s.message();
   s = render_status("{% include 'other.jinja' %}");
   EXPECT_EQ(s.code(), StatusCode::kUnimplemented);
-  EXPECT_NE(s.message().find("test.jinja:1:4: '{% include %}'"), std::string::npos)
-      << s.message();
+  EXPECT_NE(s.message().find("test.jinja:1:4: '{% include %}'"), std::string::npos) << s.message();
   s = render_status("{{ x is prime }}");
   EXPECT_EQ(s.code(), StatusCode::kUnimplemented);
   s = render_status("{{ lipsum(3) }}");
@@ -248,8 +251,7 @@ TEST(ChatLanguage, RenderErrorsAreStatusesNotCrashes) {
   EXPECT_EQ(render_status("{{ 1 // 0 }}").code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(render_status("{{ 9223372036854775807 + 1 }}").code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(render_status("{% for x in 5 %}{% endfor %}").code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(render_status("{% set x = 1 %}{% set x.y = 2 %}").code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(render_status("{% set x = 1 %}{% set x.y = 2 %}").code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(render_status("{% set a = [] %}{{ a.append(a) }}").code(),
             StatusCode::kInvalidArgument);  // no reference cycles
 }
