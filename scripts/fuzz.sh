@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-15}"
 shift || true
-all_targets=(gguf llama2c_model llama2c_tokenizer tokenizer config plugin_elf)
+all_targets=(gguf llama2c_model llama2c_tokenizer tokenizer config plugin_elf chat)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all_targets[@]}")
 jobs="${FUZZ_JOBS:-1}"
@@ -50,6 +50,7 @@ seed llama2c_tokenizer "$generated"/llama2c_tokenizer/* "$shared/models/tok512.b
   "$shared/models/aidreams260K_tok512.bin" "$shared/models/llama2_tokenizer.bin"
 seed config configs/*.toml fuzz/seeds/config/*
 seed tokenizer fuzz/seeds/tokenizer/*
+seed chat tests/data/chat/templates/*.jinja
 for text in "$shared"/data/*.txt; do  # the first byte picks tok512 (see fuzz_tokenizer.cpp)
   [ -f "$text" ] && { printf '\0'; head -c 4096 "$text"; } >"$corpus/tokenizer/seed-$(basename "$text")"
 done

@@ -69,6 +69,10 @@ Value Value::array(Array items) {
   return v;
 }
 
+Value Value::object() {
+  return object(Object());
+}
+
 Value Value::object(Object entries) {
   Value v;
   v.kind_ = Kind::kObject;

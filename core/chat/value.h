@@ -19,19 +19,7 @@ namespace tessera::chat {
 class Value;
 using Array = std::vector<Value>;
 
-// An insertion-ordered string-keyed map (Python dicts keep insertion order, and
-// tojson prints keys in that order). Lookup is linear: chat objects are small.
-class Object {
- public:
-  const Value* find(std::string_view key) const;
-  Value* find(std::string_view key);
-  void set(std::string key, Value value);  // replaces in place or appends
-  const std::vector<std::pair<std::string, Value>>& entries() const { return entries_; }
-  std::size_t size() const { return entries_.size(); }
-
- private:
-  std::vector<std::pair<std::string, Value>> entries_;
-};
+class Object;
 
 class Value {
  public:
@@ -44,9 +32,10 @@ class Value {
   static Value floating(double d);
   static Value string(std::string s);
   static Value array(Array items = {});
-  static Value object(Object entries = {});
+  static Value object();
+  static Value object(Object entries);
   // A namespace(...) object: an object whose attributes `set` may assign.
-  static Value name_space(Object entries = {});
+  static Value name_space(Object entries);
   // A global function or a template macro, by name (what `x is defined`
   // sees for strftime_now and friends); the renderer resolves the call.
   static Value function(std::string name);
@@ -94,6 +83,20 @@ class Value {
   std::variant<std::monostate, bool, int64_t, double, std::string, std::shared_ptr<Array>,
                std::shared_ptr<Object>>
       data_;
+};
+
+// An insertion-ordered string-keyed map (Python dicts keep insertion order, and
+// tojson prints keys in that order). Lookup is linear: chat objects are small.
+class Object {
+ public:
+  const Value* find(std::string_view key) const;
+  Value* find(std::string_view key);
+  void set(std::string key, Value value);  // replaces in place or appends
+  const std::vector<std::pair<std::string, Value>>& entries() const { return entries_; }
+  std::size_t size() const { return entries_.size(); }
+
+ private:
+  std::vector<std::pair<std::string, Value>> entries_;
 };
 
 // Equality as Python's ==: numbers compare by value across int/float/bool,

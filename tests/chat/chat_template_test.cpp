@@ -50,8 +50,8 @@ void expect_builtin_matches(std::string_view builtin, const std::string& real_te
   ASSERT_TRUE(source.ok());
   auto tmpl = ChatTemplate::parse(*source, "builtin " + std::string(builtin));
   ASSERT_TRUE(tmpl.ok()) << tmpl.status().to_string();
-  for (const char* name : {"single_user", "system_user", "multi_turn", "system_multi_turn",
-                           "json_escapes"}) {
+  for (const char* name :
+       {"single_user", "system_user", "multi_turn", "system_multi_turn", "json_escapes"}) {
     SCOPED_TRACE(std::string(builtin) + " vs " + real_template + ", " + name);
     const Reference r = reference(real_template, name);
     ASSERT_FALSE(r.output.empty());
