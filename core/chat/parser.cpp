@@ -125,15 +125,14 @@ class Parser {
         break;
       }
       next();
-      ASSIGN_OR_RETURN(bool produced, parse_statement(body));
-      (void)produced;
+      RETURN_IF_ERROR(parse_statement(body));
     }
     --depth_;
     return body;
   }
 
-  // At the keyword after {%. Appends the statement (if any) to `body`.
-  Result<bool> parse_statement(Body& body) {
+  // At the keyword after {%. Appends the statement to `body`.
+  Status parse_statement(Body& body) {
     const Token keyword = next();
     const std::string& k = keyword.text;
     if (k == "if") return append(body, parse_if(keyword.pos));
@@ -148,7 +147,7 @@ class Parser {
       stmt->kind = k == "break" ? Stmt::Kind::kBreak : Stmt::Kind::kContinue;
       stmt->pos = keyword.pos;
       body.push_back(std::move(stmt));
-      return true;
+      return ok_status();
     }
     if (k == "generation") {
       // transformers' assistant-mask marker: renders its body unchanged.
@@ -157,7 +156,7 @@ class Parser {
       next();
       RETURN_IF_ERROR(expect_block_end());
       for (auto& s : inner) body.push_back(std::move(s));
-      return true;
+      return ok_status();
     }
     static const std::set<std::string_view> kKnown = {"call",    "include",    "import", "from",
                                                       "extends", "block",      "raw",    "with",
@@ -166,10 +165,10 @@ class Parser {
     return error(keyword.pos, "unknown statement '" + k + "' (or a stray end tag)");
   }
 
-  Result<bool> append(Body& body, Result<std::unique_ptr<Stmt>> stmt) {
+  Status append(Body& body, Result<std::unique_ptr<Stmt>> stmt) {
     if (!stmt.ok()) return stmt.status();
     body.push_back(std::move(stmt).value());
-    return true;
+    return ok_status();
   }
 
   Result<std::unique_ptr<Stmt>> parse_if(SourcePos at) {
