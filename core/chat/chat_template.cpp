@@ -2,6 +2,7 @@
 
 #include "core/chat/ast.h"
 #include "core/chat/parser.h"
+#include "core/chat/supported.h"
 
 namespace tessera::chat {
 

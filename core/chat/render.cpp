@@ -8,17 +8,12 @@
 #include "core/chat/builtins.h"
 #include "core/chat/format.h"
 #include "core/chat/lexer.h"
+#include "core/chat/operators.h"
 
 namespace tessera::chat {
 namespace {
 
 enum class Flow { kNormal, kBreak, kContinue };
-
-int64_t python_floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
 
 class Renderer {
  public:
@@ -480,138 +475,7 @@ class Renderer {
     if (op == "and") return a.truthy() ? eval(*e.args[1]) : a;
     if (op == "or") return a.truthy() ? a : eval(*e.args[1]);
     ASSIGN_OR_RETURN(Value b, eval(*e.args[1]));
-    if (op == "~") return Value::string(to_output(a) + to_output(b));
-    if (op == "==") return Value::boolean(values_equal(a, b));
-    if (op == "!=") return Value::boolean(!values_equal(a, b));
-    if (op == "in" || op == "not in") {
-      bool found = false;
-      if (b.is_string()) {
-        if (!a.is_string())
-          return invalid_argument("'in <string>' needs a string on the left, not a " +
-                                  std::string(a.type_name()));
-        found = b.as_string().find(a.as_string()) != std::string::npos;
-      } else if (b.is_array()) {
-        for (const Value& item : b.as_array()) found = found || values_equal(item, a);
-      } else if (b.is_object()) {
-        found = a.is_string() && b.as_object().find(a.as_string()) != nullptr;
-      } else if (!b.is_undefined()) {
-        return invalid_argument("'in' needs a string, list or dict on the right, not a " +
-                                std::string(b.type_name()));
-      }
-      return Value::boolean(found == (op == "in"));
-    }
-    if (op == "<" || op == "<=" || op == ">" || op == ">=") return compare(op, a, b);
-    return arithmetic(op, a, b, e.pos);
-  }
-
-  Result<Value> compare(const std::string& op, const Value& a, const Value& b) {
-    int order = 0;
-    if ((a.is_number() || a.is_bool()) && (b.is_number() || b.is_bool())) {
-      const double x = a.as_double(), y = b.as_double();
-      if (a.is_int() && b.is_int())
-        order = a.as_int() < b.as_int() ? -1 : a.as_int() > b.as_int();
-      else if (std::isnan(x) || std::isnan(y))
-        return Value::boolean(false);
-      else
-        order = x < y ? -1 : x > y;
-    } else if (a.is_string() && b.is_string()) {
-      const int c = a.as_string().compare(b.as_string());
-      order = c < 0 ? -1 : c > 0;
-    } else {
-      return invalid_argument("'" + op + "' not supported between a " + std::string(a.type_name()) +
-                              " and a " + std::string(b.type_name()));
-    }
-    if (op == "<") return Value::boolean(order < 0);
-    if (op == "<=") return Value::boolean(order <= 0);
-    if (op == ">") return Value::boolean(order > 0);
-    return Value::boolean(order >= 0);
-  }
-
-  Result<Value> repeat(const Value& sequence, const Value& times, SourcePos pos) {
-    const int64_t n = std::max<int64_t>(0, times.is_bool() ? times.as_bool() : times.as_int());
-    if (sequence.is_string()) {
-      const std::size_t unit = sequence.as_string().size();
-      if (unit > 0 && static_cast<uint64_t>(n) > limits_.max_output_bytes / unit)
-        return check_size(pos, limits_.max_output_bytes + 1);
-      std::string out;
-      for (int64_t i = 0; i < n; ++i) out += sequence.as_string();
-      return Value::string(std::move(out));
-    }
-    const std::size_t unit = sequence.as_array().size();
-    if (unit > 0 && static_cast<uint64_t>(n) > limits_.max_items / unit)
-      return resource_exhausted("list repetition past " + std::to_string(limits_.max_items) +
-                                " items");
-    Array out;
-    for (int64_t i = 0; i < n; ++i)
-      out.insert(out.end(), sequence.as_array().begin(), sequence.as_array().end());
-    return Value::array(std::move(out));
-  }
-
-  Result<Value> arithmetic(const std::string& op, const Value& a, const Value& b, SourcePos pos) {
-    if (op == "+") {
-      if (a.is_string() && b.is_string()) return Value::string(a.as_string() + b.as_string());
-      if (a.is_array() && b.is_array()) {
-        if (a.as_array().size() + b.as_array().size() > limits_.max_items)
-          return resource_exhausted("list concatenation past " + std::to_string(limits_.max_items) +
-                                    " items");
-        Array out = a.as_array();
-        out.insert(out.end(), b.as_array().begin(), b.as_array().end());
-        return Value::array(std::move(out));
-      }
-    }
-    if (op == "*") {
-      if ((a.is_string() || a.is_array()) && (b.is_int() || b.is_bool())) return repeat(a, b, pos);
-      if ((b.is_string() || b.is_array()) && (a.is_int() || a.is_bool())) return repeat(b, a, pos);
-    }
-    const bool numeric = (a.is_number() || a.is_bool()) && (b.is_number() || b.is_bool());
-    if (!numeric)
-      return invalid_argument("unsupported operand types for " + op + ": " +
-                              std::string(a.type_name()) + " and " + std::string(b.type_name()));
-    const bool integers = !a.is_float() && !b.is_float();
-    const int64_t x = a.is_bool() ? a.as_bool() : a.is_int() ? a.as_int() : 0;
-    const int64_t y = b.is_bool() ? b.as_bool() : b.is_int() ? b.as_int() : 0;
-    const double fx = a.as_double(), fy = b.as_double();
-    if (integers && op != "/" && op != "**") {
-      int64_t r = 0;
-      bool overflow = false;
-      if (op == "+")
-        overflow = __builtin_add_overflow(x, y, &r);
-      else if (op == "-")
-        overflow = __builtin_sub_overflow(x, y, &r);
-      else if (op == "*")
-        overflow = __builtin_mul_overflow(x, y, &r);
-      else {
-        if (y == 0) return invalid_argument("integer division or modulo by zero");
-        if (x == INT64_MIN && y == -1)
-          overflow = true;
-        else if (op == "//")
-          r = python_floor_div(x, y);
-        else
-          r = x - python_floor_div(x, y) * y;
-      }
-      if (overflow) return invalid_argument("integer overflow in " + op);
-      return Value::integer(r);
-    }
-    if (op == "+") return Value::floating(fx + fy);
-    if (op == "-") return Value::floating(fx - fy);
-    if (op == "*") return Value::floating(fx * fy);
-    if (op == "**") {
-      if (integers && y >= 0) {
-        if (x == 0 || x == 1) return Value::integer(y == 0 ? 1 : x);
-        if (x == -1) return Value::integer(y % 2 == 0 ? 1 : -1);
-        int64_t r = 1;  // |x| >= 2 overflows within 64 steps
-        for (int64_t i = 0; i < y; ++i)
-          if (__builtin_mul_overflow(r, x, &r)) return invalid_argument("integer overflow in **");
-        return Value::integer(r);
-      }
-      return Value::floating(std::pow(fx, fy));
-    }
-    if (fy == 0.0) return invalid_argument("division by zero");
-    if (op == "/") return Value::floating(fx / fy);
-    if (op == "//") return Value::floating(std::floor(fx / fy));
-    double r = std::fmod(fx, fy);
-    if (r != 0.0 && ((r < 0) != (fy < 0))) r += fy;
-    return Value::floating(r);
+    return apply_binary_operator(op, a, b, limits_);
   }
 
   const Program& program_;
@@ -625,59 +489,6 @@ class Renderer {
   uint64_t steps_ = 0;
 };
 
-// ---- check_supported ----
-
-void collect_macros(const Body& body, std::set<std::string>& names) {
-  for (const auto& stmt : body) {
-    if (stmt->kind == Stmt::Kind::kMacro) names.insert(stmt->text);
-    for (const auto& [condition, branch] : stmt->branches) collect_macros(branch, names);
-    collect_macros(stmt->body, names);
-    collect_macros(stmt->else_body, names);
-  }
-}
-
-Status check_expr(const Program& program, const std::set<std::string>& macros, const Expr& e) {
-  const auto refuse = [&](const std::string& what) {
-    return unimplemented(where(program.origin, e.pos) + what +
-                         " is not supported by tessera's chat-template renderer "
-                         "(docs/chat-templates.md lists what is)");
-  };
-  if (e.kind == Expr::Kind::kFilter && !is_known_filter(e.name))
-    return refuse("the filter '" + e.name + "'");
-  if (e.kind == Expr::Kind::kTest && !is_known_test(e.name))
-    return refuse("the test '" + e.name + "'");
-  if (e.kind == Expr::Kind::kCall) {
-    const Expr& callee = *e.args[0];
-    if (callee.kind == Expr::Kind::kAttribute && !is_known_method(callee.name))
-      return refuse("the method '" + callee.name + "'");
-    if (callee.kind == Expr::Kind::kName && !is_known_global(callee.name) &&
-        !macros.count(callee.name))
-      return refuse("the function '" + callee.name + "'");
-    if (callee.kind != Expr::Kind::kAttribute && callee.kind != Expr::Kind::kName)
-      return refuse("calling the result of an expression");
-  }
-  for (const auto& arg : e.args)
-    if (arg) RETURN_IF_ERROR(check_expr(program, macros, *arg));
-  for (const auto& [key, arg] : e.kwargs) RETURN_IF_ERROR(check_expr(program, macros, *arg));
-  return ok_status();
-}
-
-Status check_body(const Program& program, const std::set<std::string>& macros, const Body& body) {
-  for (const auto& stmt : body) {
-    if (stmt->expr) RETURN_IF_ERROR(check_expr(program, macros, *stmt->expr));
-    if (stmt->condition) RETURN_IF_ERROR(check_expr(program, macros, *stmt->condition));
-    for (const auto& fallback : stmt->defaults)
-      if (fallback) RETURN_IF_ERROR(check_expr(program, macros, *fallback));
-    for (const auto& [condition, branch] : stmt->branches) {
-      RETURN_IF_ERROR(check_expr(program, macros, *condition));
-      RETURN_IF_ERROR(check_body(program, macros, branch));
-    }
-    RETURN_IF_ERROR(check_body(program, macros, stmt->body));
-    RETURN_IF_ERROR(check_body(program, macros, stmt->else_body));
-  }
-  return ok_status();
-}
-
 }  // namespace
 
 Result<std::string> render_program(const Program& program, const Value& context, const std::tm& now,
@@ -686,12 +497,6 @@ Result<std::string> render_program(const Program& program, const Value& context,
     return invalid_argument("the chat template context must be an object, not a " +
                             std::string(context.type_name()));
   return Renderer(program, context, now, limits).run();
-}
-
-Status check_supported(const Program& program) {
-  std::set<std::string> macros;
-  collect_macros(program.body, macros);
-  return check_body(program, macros, program.body);
 }
 
 }  // namespace tessera::chat

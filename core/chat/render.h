@@ -24,8 +24,4 @@ struct RenderLimits {
 Result<std::string> render_program(const Program& program, const Value& context, const std::tm& now,
                                    const RenderLimits& limits);
 
-// Checks every filter, test, method and global a program names against what
-// builtins.h implements: Unimplemented "origin:line:column: ..." otherwise.
-Status check_supported(const Program& program);
-
 }  // namespace tessera::chat
