@@ -29,8 +29,8 @@ Result<Value> compare(std::string_view op, const Value& a, const Value& b) {
     const int c = a.as_string().compare(b.as_string());
     order = c < 0 ? -1 : c > 0;
   } else {
-    return invalid_argument("'" + std::string(op) + "' not supported between a " + std::string(a.type_name()) +
-                            " and a " + std::string(b.type_name()));
+    return invalid_argument("'" + std::string(op) + "' not supported between a " +
+                            std::string(a.type_name()) + " and a " + std::string(b.type_name()));
   }
   if (op == "<") return Value::boolean(order < 0);
   if (op == "<=") return Value::boolean(order <= 0);
@@ -44,7 +44,7 @@ Result<Value> repeat(const Value& sequence, const Value& times, const RenderLimi
     const std::size_t unit = sequence.as_string().size();
     if (unit > 0 && static_cast<uint64_t>(n) > limits.max_output_bytes / unit)
       return resource_exhausted("string repetition past " +
-                                  std::to_string(limits.max_output_bytes) + " bytes");
+                                std::to_string(limits.max_output_bytes) + " bytes");
     std::string out;
     for (int64_t i = 0; i < n; ++i) out += sequence.as_string();
     return Value::string(std::move(out));

@@ -496,7 +496,8 @@ Result<std::string> render_program(const Program& program, const Value& context,
   if (!context.is_object() && !context.is_undefined())
     return invalid_argument("the chat template context must be an object, not a " +
                             std::string(context.type_name()));
-  return Renderer(program, context, now, limits).run();
+  const Value isolated = deep_copy(context);  // the template may append to lists it was given
+  return Renderer(program, isolated, now, limits).run();
 }
 
 }  // namespace tessera::chat

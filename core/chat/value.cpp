@@ -214,6 +214,24 @@ bool values_equal(const Value& a, const Value& b) {
 
 namespace {
 
+Value deep_copy_at(const Value& value, int depth) {
+  if (depth > 256) return value;
+  if (value.is_array()) {
+    Array items;
+    items.reserve(value.as_array().size());
+    for (const Value& item : value.as_array()) items.push_back(deep_copy_at(item, depth + 1));
+    return Value::array(std::move(items));
+  }
+  if (value.is_object()) {
+    Object entries;
+    for (const auto& [key, item] : value.as_object().entries())
+      entries.set(key, deep_copy_at(item, depth + 1));
+    return value.is_namespace() ? Value::name_space(std::move(entries))
+                                : Value::object(std::move(entries));
+  }
+  return value;
+}
+
 constexpr int kMaxJsonDepth = 256;
 
 Result<Value> from_json(const nlohmann::ordered_json& j, int depth) {
@@ -281,6 +299,10 @@ bool nesting_within(std::string_view json, int limit) {
 }
 
 }  // namespace
+
+Value deep_copy(const Value& value) {
+  return deep_copy_at(value, 0);
+}
 
 Result<Value> value_from_json(std::string_view json) {
   if (!nesting_within(json, kMaxJsonDepth))

@@ -103,6 +103,10 @@ class Object {
 // containers element by element.
 bool values_equal(const Value& a, const Value& b);
 
+// A copy that shares no list or dict with `value` (below 256 levels), so a
+// template's append or namespace assignment never reaches the caller's data.
+Value deep_copy(const Value& value);
+
 // Parses JSON into a Value; objects keep their key order, integers that fit
 // int64 stay integers. InvalidArgument on malformed JSON or nesting deeper
 // than 256.

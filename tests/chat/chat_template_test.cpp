@@ -132,6 +132,16 @@ TEST(ChatTemplateApi, ErrorsNameTheOrigin) {
   EXPECT_EQ(tmpl->render(Value::array()).status().code(), StatusCode::kInvalidArgument);
 }
 
+TEST(ChatTemplateApi, TemplatesCannotChangeTheCallersValues) {
+  auto tmpl = ChatTemplate::parse("{{ messages.append(1) }}{{ messages | length }}", "inline");
+  ASSERT_TRUE(tmpl.ok());
+  ChatRequest request;
+  request.messages_value = *value_from_json(R"([{"role": "user", "content": "x"}])");
+  EXPECT_EQ(*tmpl->render(request), "None2");
+  EXPECT_EQ(*tmpl->render(request), "None2");
+  EXPECT_EQ(request.messages_value.as_array().size(), 1u);
+}
+
 TEST(ChatTemplateApi, ValueFromJsonKeepsOrderAndTypes) {
   const auto v = value_from_json(R"({"b": 1, "a": [2.5, "x", null, true], "big": 1e400})");
   EXPECT_FALSE(v.ok());  // 1e400 is not a JSON double
