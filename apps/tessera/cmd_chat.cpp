@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <iostream>
 
-#include "apps/tessera/chat_lane.h"
+#include "core/engine/chat_lane.h"
 #include "apps/tessera/chat_prompt.h"
 #include "apps/tessera/cli_common.h"
 #include "core/chat/conversation.h"

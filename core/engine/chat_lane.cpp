@@ -1,8 +1,8 @@
-#include "apps/tessera/chat_lane.h"
+#include "core/engine/chat_lane.h"
 
 #include <chrono>
 
-namespace tessera::cli {
+namespace tessera {
 
 Result<std::unique_ptr<ChatLane>> ChatLane::begin(Engine& engine, std::optional<uint64_t> seed) {
   std::unique_ptr<ChatLane> chat(new ChatLane(engine));
@@ -72,4 +72,4 @@ Result<TurnResult> ChatLane::turn(std::span<const int32_t> input, int64_t max_to
   return result;
 }
 
-}  // namespace tessera::cli
+}  // namespace tessera

@@ -1,4 +1,4 @@
-// One conversation's lane: a cache sequence that keeps its K/V across turns.
+// A conversation's lane (tessera chat; the server's sessions later): a cache sequence that keeps its K/V across turns.
 // Each turn appends the tokens of the new text and generates the reply; the
 // history is never fed again.
 #pragma once
@@ -13,7 +13,7 @@
 #include "core/decode/sequence_state.h"
 #include "core/engine/engine.h"
 
-namespace tessera::cli {
+namespace tessera {
 
 struct TurnResult {
   std::vector<int32_t> reply;  // the tokens shown (the end-of-turn token excluded)
@@ -55,4 +55,4 @@ class ChatLane {
   bool begun_ = false;
 };
 
-}  // namespace tessera::cli
+}  // namespace tessera
