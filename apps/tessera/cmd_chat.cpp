@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 
 #include "core/engine/chat_lane.h"
@@ -26,15 +27,15 @@ void print_turn_stats(int turn, const TurnResult& result, int64_t cached) {
 }
 
 // Reads user lines until EOF or /exit; each gets a streamed reply.
-Status converse(Engine& engine, ChatSetup& setup, int64_t max_tokens, bool stats) {
+Status converse(Engine& engine, ChatSetup& setup, std::istream& input, bool interactive,
+                int64_t max_tokens, bool stats) {
   const Tokenizer& tokenizer = engine.tokenizer();
   ASSIGN_OR_RETURN(auto lane, ChatLane::begin(engine));
   chat::Conversation conversation(*setup.chat_template, setup.request);
-  const bool interactive = isatty(STDIN_FILENO) != 0;
   std::string line;
   for (int turn = 1;; ++turn) {
     if (interactive) std::fputs("> ", stderr);
-    if (!std::getline(std::cin, line) || line == "/exit") break;
+    if (!std::getline(input, line) || line == "/exit") break;
     if (line.empty()) {
       --turn;
       continue;
@@ -80,6 +81,8 @@ int run_chat(int argc, char** argv) {
       "max-tokens,n", po::value<int64_t>(), "reply tokens per turn at most (default: decode.max_tokens)")(
       "set,s", po::value<std::vector<std::string>>()->composing(),
       "override a config key, e.g. --set sampling.temperature=0.7 (repeatable)")(
+      "input,i", po::value<std::string>(),
+      "read the user messages from this file, one per line, instead of standard input")(
       "stats", "after each reply, print on stderr the tokens fed, kept and generated");
   po::variables_map values;
   int exit_code = 0;
@@ -87,6 +90,7 @@ int run_chat(int argc, char** argv) {
                        R"(examples:
   tessera chat --config configs/qwen3-synthetic.toml --system "You are terse." --stats
   printf 'Hello\nTell me more\n' | tessera chat --config FILE --max-tokens 32
+  tessera chat --config configs/stories260k.toml --template chatml --input turns.txt --stats
 
 Each line you type is one user message (/exit or end of input ends the chat).
 The conversation is rendered with the chat template; the model's K/V stay in
@@ -108,7 +112,17 @@ reply's end-of-turn token and the new message), never the history again.
   if (!setup.ok()) return report("chat", setup.status());
   const int64_t max_tokens = values.count("max-tokens") ? values["max-tokens"].as<int64_t>()
                                                         : (*engine)->default_new_tokens();
-  const Status status = converse(**engine, *setup, max_tokens, values.count("stats") > 0);
+  std::ifstream file;
+  if (values.count("input")) {
+    file.open(values["input"].as<std::string>());
+    if (!file)
+      return report("chat", not_found("--input: cannot open '" +
+                                       values["input"].as<std::string>() + "'"));
+  }
+  std::istream& input = values.count("input") ? static_cast<std::istream&>(file) : std::cin;
+  const bool interactive = !values.count("input") && isatty(STDIN_FILENO) != 0;
+  const Status status =
+      converse(**engine, *setup, input, interactive, max_tokens, values.count("stats") > 0);
   if (!status.ok()) return report("chat", status);
   return 0;
 }
