@@ -47,11 +47,11 @@ Status converse(Engine& engine, ChatSetup& setup, std::istream& input, bool inte
                    "tessera chat: warning: %s rewrites earlier turns; appending the new "
                    "rendering past the old one, as llama.cpp does\n",
                    setup.origin.c_str());
-    ASSIGN_OR_RETURN(const std::vector<int32_t> input,
+    ASSIGN_OR_RETURN(const std::vector<int32_t> tokens,
                      encode_chat_text(tokenizer, text, lane->tokens().empty()));
     int32_t previous = -1;
     ASSIGN_OR_RETURN(const TurnResult result,
-                     lane->turn(input, max_tokens, [&](int32_t token) {
+                     lane->turn(tokens, max_tokens, [&](int32_t token) {
                        const bool written = write_stdout(tokenizer.decode_token(previous, token));
                        previous = token;
                        return written;
