@@ -1,0 +1,54 @@
+// The filters (x | name), tests (x is name), methods (x.name(...)) and global
+// functions (name(...)) templates may call. Each returns a value or an error
+// message without a location; the renderer adds "origin:line:column".
+#pragma once
+
+#include <cstdint>
+#include <ctime>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/chat/value.h"
+#include "core/status/status.h"
+
+namespace tessera::chat {
+
+struct CallArgs {
+  std::vector<Value> positional;
+  std::vector<std::pair<std::string, Value>> keyword;
+
+  // The argument at `index`, or the keyword `name`, or undefined.
+  const Value& get(std::size_t index, std::string_view name) const;
+};
+
+// What builtins need from the render: bounds and the clock.
+struct BuiltinEnv {
+  std::size_t max_string_bytes;
+  std::size_t max_items;
+  std::tm now;  // strftime_now's "now"
+};
+
+bool is_known_filter(std::string_view name);
+bool is_known_test(std::string_view name);
+bool is_known_method(std::string_view name);
+bool is_known_global(std::string_view name);
+
+Result<Value> apply_filter(std::string_view name, const Value& subject, const CallArgs& args,
+                           const BuiltinEnv& env);
+Result<bool> apply_test(std::string_view name, const Value& subject, const CallArgs& args);
+Result<Value> call_method(const Value& object, std::string_view name, const CallArgs& args,
+                          const BuiltinEnv& env);
+// raise_exception's message comes back as InvalidArgument carrying it.
+Result<Value> call_global(std::string_view name, const CallArgs& args, const BuiltinEnv& env);
+
+// Whether `value` holds the container `identity` anywhere inside it (to keep
+// append and namespace assignment from building reference cycles).
+bool contains_container(const Value& value, const void* identity, int depth = 0);
+
+// Python's str.strip family: `chars` none or undefined means whitespace.
+std::string strip_chars(const std::string& s, const Value& chars, bool left, bool right);
+
+}  // namespace tessera::chat
