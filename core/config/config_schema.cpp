@@ -30,8 +30,12 @@ constexpr ConfigKey kCoreKeys[] = {
               .type = kString,
               .default_value = "\"\"",
               .description =
-                  "Tokenizer file (e.g. tok512.bin), only for llama2.c .bin checkpoints; "
-                  "looked up like model.path. GGUF models carry their own tokenizer"}},
+                  "Tokenizer file, looked up like model.path: a llama2.c tokenizer .bin "
+                  "(e.g. tok512.bin; required for llama2.c .bin checkpoints), or a Hugging "
+                  "Face tokenizer.json (tokenizer_config.json beside it is read too) or a "
+                  "GGUF whose vocabulary replaces the model file's own. It must not have "
+                  "more tokens than the model's output rows (fewer are padded with unused "
+                  "tokens, as llama.cpp's converter does)"}},
     {.section = "backend",
      .spec = {.name = "plugin",
               .type = kString,

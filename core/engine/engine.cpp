@@ -94,8 +94,13 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
     ASSIGN_OR_RETURN(tokenizer_path, locate_model_file(t, config.directory()));
   }
   ASSIGN_OR_RETURN(LoadedModel model, load_model(model_path, tokenizer_path));
+  if (tokenizer_path && model.format != "llama2c") {
+    ASSIGN_OR_RETURN(model.vocab,
+                     load_vocabulary_for_rows(*tokenizer_path, model.config.vocab_size));
+  }
   engine->model_ = std::make_unique<LoadedModel>(std::move(model));
-  engine->tokenizer_ = std::make_unique<Tokenizer>(engine->model_->vocab);
+  ASSIGN_OR_RETURN(Tokenizer tokenizer, make_tokenizer(engine->model_->vocab));
+  engine->tokenizer_ = std::make_unique<Tokenizer>(std::move(tokenizer));
 
   // Codecs: the configured one, and identity for the layers kept uncompressed.
   const ModelConfig& mc = engine->model_->config;

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 
+#include "core/tokenizer/tokenizer_pipeline.h"
 #include "core/util/suggest.h"
 
 namespace tessera {
@@ -142,6 +144,24 @@ Result<int32_t> special_id(const GgufFile& gguf, std::string_view key, int32_t f
   return static_cast<int32_t>(id);
 }
 
+// The byte-pair side of a GGUF vocabulary: merges, the named pre-tokenizer
+// and the defaults llama.cpp gives such vocabularies.
+Status read_byte_pair_keys(const GgufFile& gguf, Vocabulary& vocab) {
+  const std::string& path = gguf.path();
+  vocab.kind = VocabularyKind::kBytePairs;
+  vocab.add_space_prefix = false;
+  if (!gguf.has("tokenizer.ggml.merges"))
+    return data_loss(path + ": a 'gpt2' vocabulary needs tokenizer.ggml.merges; the file has none");
+  ASSIGN_OR_RETURN(vocab.merges, gguf.get_string_array("tokenizer.ggml.merges"));
+  ASSIGN_OR_RETURN(vocab.pre, gguf.get_string_or("tokenizer.ggml.pre", "default"));
+  auto pipeline = pipeline_for_pre(vocab.pre);
+  if (!pipeline.ok()) return pipeline.status().with_context(path);
+  vocab.pipeline = std::make_shared<const TokenizerPipeline>(std::move(pipeline).value());
+  vocab.ignore_merges = pre_ignores_merges(vocab.pre);
+  vocab.add_bos = vocab.ignore_merges;  // llama.cpp: Llama 3 starts with BOS, others do not
+  return ok_status();
+}
+
 }  // namespace
 
 Result<Vocabulary> load_gguf_vocabulary(const GgufFile& gguf) {
@@ -151,9 +171,9 @@ Result<Vocabulary> load_gguf_vocabulary(const GgufFile& gguf) {
                      ": no tokenizer in this file (tokenizer.ggml.model and "
                      "tokenizer.ggml.tokens are required)");
   ASSIGN_OR_RETURN(std::string model, gguf.get_string("tokenizer.ggml.model"));
-  if (model != "llama")
+  if (model != "llama" && model != "gpt2")
     return unimplemented(path + ": tokenizer.ggml.model is '" + model +
-                         "'; only 'llama' (SentencePiece) vocabularies are supported");
+                         "'; supported: 'llama' (SentencePiece) and 'gpt2' (byte-pair BPE)");
 
   Vocabulary vocab;
   ASSIGN_OR_RETURN(vocab.pieces, gguf.get_string_array("tokenizer.ggml.tokens"));
@@ -161,7 +181,8 @@ Result<Vocabulary> load_gguf_vocabulary(const GgufFile& gguf) {
   if (n == 0) return data_loss(path + ": tokenizer.ggml.tokens is empty");
   if (n > static_cast<std::size_t>(std::numeric_limits<int32_t>::max()))
     return data_loss(path + ": tokenizer.ggml.tokens has too many tokens");
-
+  if (model == "gpt2") RETURN_IF_ERROR(read_byte_pair_keys(gguf, vocab));
+  const bool bpe = vocab.kind == VocabularyKind::kBytePairs;
   if (gguf.has("tokenizer.ggml.scores")) {
     ASSIGN_OR_RETURN(vocab.scores, gguf.get_f32_array("tokenizer.ggml.scores"));
     if (vocab.scores.size() != n)
@@ -188,11 +209,21 @@ Result<Vocabulary> load_gguf_vocabulary(const GgufFile& gguf) {
   }
 
   const auto size = static_cast<int32_t>(n);
-  ASSIGN_OR_RETURN(vocab.bos_id, special_id(gguf, "tokenizer.ggml.bos_token_id", 1, size));
-  ASSIGN_OR_RETURN(vocab.eos_id, special_id(gguf, "tokenizer.ggml.eos_token_id", 2, size));
-  ASSIGN_OR_RETURN(vocab.unk_id, special_id(gguf, "tokenizer.ggml.unknown_token_id", 0, size));
+  // llama.cpp's defaults for an absent key: 1/2/0 for SentencePiece; 11 for BOS
+  // and EOS and no unknown token for byte-pair vocabularies.
+  const int32_t default_bos = bpe ? std::min<int32_t>(11, size - 1) : 1;
+  ASSIGN_OR_RETURN(vocab.bos_id,
+                   special_id(gguf, "tokenizer.ggml.bos_token_id", default_bos, size));
+  ASSIGN_OR_RETURN(vocab.eos_id,
+                   special_id(gguf, "tokenizer.ggml.eos_token_id", bpe ? default_bos : 2, size));
+  ASSIGN_OR_RETURN(vocab.unk_id,
+                   special_id(gguf, "tokenizer.ggml.unknown_token_id", bpe ? -1 : 0, size));
+  ASSIGN_OR_RETURN(vocab.eot_id, special_id(gguf, "tokenizer.ggml.eot_token_id", -1, size));
   ASSIGN_OR_RETURN(vocab.add_space_prefix,
-                   gguf.get_bool_or("tokenizer.ggml.add_space_prefix", true));
+                   gguf.get_bool_or("tokenizer.ggml.add_space_prefix", vocab.add_space_prefix));
+  ASSIGN_OR_RETURN(vocab.add_bos, gguf.get_bool_or("tokenizer.ggml.add_bos_token", vocab.add_bos));
+  ASSIGN_OR_RETURN(vocab.add_eos, gguf.get_bool_or("tokenizer.ggml.add_eos_token", false));
+  ASSIGN_OR_RETURN(vocab.chat_template, gguf.get_string_or("tokenizer.chat_template", ""));
   return vocab;
 }
 

@@ -70,16 +70,53 @@ enum class TokenType : int32_t {
   kByte = 6,
 };
 
-// A SentencePiece-style vocabulary. Pieces use U+2581 ("▁") for a space, as in
-// GGUF; the llama2.c loader converts its plain spaces on load.
+// Which tokenizer a vocabulary belongs to (GGUF tokenizer.ggml.model).
+enum class VocabularyKind {
+  kSentencePiece,  // "llama": score-ordered merges over UTF-8 characters, U+2581 for spaces
+  kBytePairs,      // "gpt2": rank-ordered merges (byte-level or byte-fallback BPE)
+};
+
+// A token the text is split on before any other processing (Hugging Face
+// added_tokens). `special` ones become control tokens and are matched only
+// when the caller asks for it (parse_special); the others always are.
+struct AddedToken {
+  int32_t id = -1;
+  bool special = false;
+  bool lstrip = false;  // swallows the whitespace before it
+  bool rstrip = false;  // swallows the whitespace after it
+  bool single_word = false;
+  bool normalized = false;
+};
+
+struct TokenizerPipeline;  // core/tokenizer/tokenizer_pipeline.h
+
+// A vocabulary. SentencePiece pieces use U+2581 ("▁") for a space, as in GGUF
+// (the llama2.c loader converts its plain spaces on load); byte-level BPE
+// pieces use the GPT-2 byte alphabet ("Ġ" for a space).
 struct Vocabulary {
+  VocabularyKind kind = VocabularyKind::kSentencePiece;
   std::vector<std::string> pieces;
   std::vector<float> scores;
   std::vector<TokenType> types;
   int32_t bos_id = 1;
   int32_t eos_id = 2;
   int32_t unk_id = 0;
+  int32_t eot_id = -1;  // end of turn (<|im_end|>, <|eot_id|>, <end_of_turn>); -1: none
   bool add_space_prefix = true;
+  bool add_bos = true;  // a new sequence starts with BOS (GGUF tokenizer.ggml.add_bos_token)
+  bool add_eos = false;
+
+  // Byte-pair vocabularies: merges as "left right", highest priority first.
+  std::vector<std::string> merges;
+  std::string pre;             // the pre-tokenizer's name (GGUF tokenizer.ggml.pre)
+  bool ignore_merges = false;  // a word that is itself a token is not merged
+  bool byte_fallback = false;  // unknown characters become <0xHH> tokens
+  bool fuse_unk = false;       // consecutive unknown characters become one unk
+  std::vector<AddedToken> added_tokens;
+  // How text is normalised, split and decoded; set for byte-pair vocabularies
+  // by the loaders (from `pre` or from tokenizer.json).
+  std::shared_ptr<const TokenizerPipeline> pipeline;
+  std::string chat_template;  // Jinja source (tokenizer.chat_template); empty: none
 
   int32_t size() const { return static_cast<int32_t>(pieces.size()); }
 };
@@ -112,8 +149,15 @@ struct LoadedModel {
 Result<LoadedModel> load_model(const std::string& path,
                                const std::optional<std::string>& tokenizer_path = std::nullopt);
 
-// Reads only the vocabulary: from a GGUF (a vocabulary-only GGUF works) or a
-// llama2.c tokenizer .bin.
+// Reads only the vocabulary: from a GGUF (a vocabulary-only GGUF works), a
+// Hugging Face tokenizer.json (with tokenizer_config.json beside it when
+// present) or a llama2.c tokenizer .bin.
 Result<Vocabulary> load_vocabulary(const std::string& path);
+
+// A vocabulary from `path` (as load_vocabulary) to use with a model whose
+// classifier has `rows` outputs (config model.tokenizer over a GGUF): fewer
+// tokens are padded with unused "[PAD<id>]" tokens, as llama.cpp's converter
+// pads; more are InvalidArgument naming both sizes.
+Result<Vocabulary> load_vocabulary_for_rows(const std::string& path, int rows);
 
 }  // namespace tessera

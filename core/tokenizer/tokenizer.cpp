@@ -1,287 +1,228 @@
-// SentencePiece BPE encoding: symbols in a doubly linked list (merging two is
-// O(1)) and a max-heap of candidate merges keyed by the merged piece's score.
-// Merges invalidate neighbouring candidates lazily: a popped candidate is used
-// only if its two symbols are still adjacent and unchanged.
+// The Tokenizer facade: the added-token split, BOS/EOS, and the choice of
+// implementation.
 #include "core/tokenizer/tokenizer.h"
 
-#include <queue>
+#include <algorithm>
+#include <array>
+#include <unordered_map>
 #include <utility>
+
+#include "core/tokenizer/bpe_tokenizer.h"
+#include "core/tokenizer/spm_tokenizer.h"
 
 namespace tessera {
 namespace {
 
-constexpr std::string_view kSpaceMark = "\xe2\x96\x81";  // U+2581
-constexpr std::string_view kUnknownSurface =
-    " \xe2\x81\x87 ";  // " ⁇ ", as SentencePiece prints unk
+// Control tokens that end a turn in the families llama.cpp knows (its
+// special_eog_ids): a model that emits one has finished its answer.
+constexpr std::array<std::string_view, 9> kEndOfTurnTexts = {
+    "<|eot_id|>", "<|im_end|>", "<|end|>",         "<end_of_turn>", "<|endoftext|>",
+    "<|eom_id|>", "<EOT>",      "<|end_of_text|>", "<|return|>"};
 
-bool is_text_type(TokenType type) {
-  return type == TokenType::kNormal || type == TokenType::kUserDefined ||
-         type == TokenType::kUndefined;
+bool is_ascii_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
 }
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
+std::string_view trim_end(std::string_view s) {
+  while (!s.empty() && is_ascii_space(s.back())) s.remove_suffix(1);
+  return s;
 }
 
-// The byte of a "<0xHH>" piece, or -1.
-int byte_piece_value(std::string_view piece) {
-  if (piece.size() != 6 || piece.substr(0, 3) != "<0x" || piece[5] != '>') return -1;
-  const int hi = hex_value(piece[3]);
-  const int lo = hex_value(piece[4]);
-  if (hi < 0 || lo < 0) return -1;
-  return hi * 16 + lo;
+std::string_view trim_start(std::string_view s) {
+  while (!s.empty() && is_ascii_space(s.front())) s.remove_prefix(1);
+  return s;
 }
 
-std::string hex_byte(unsigned char byte) {
-  static constexpr char kDigits[] = "0123456789ABCDEF";
-  return std::string("0x") + kDigits[byte >> 4] + kDigits[byte & 15];
-}
-
-// "U+00E9" for a well-formed UTF-8 character of 1-4 bytes.
-std::string code_point_text(std::string_view ch) {
-  const auto b = [&](std::size_t i) {
-    return static_cast<uint32_t>(static_cast<unsigned char>(ch[i]));
-  };
-  uint32_t cp = b(0);
-  if (ch.size() == 2) cp = ((b(0) & 0x1F) << 6) | (b(1) & 0x3F);
-  if (ch.size() == 3) cp = ((b(0) & 0x0F) << 12) | ((b(1) & 0x3F) << 6) | (b(2) & 0x3F);
-  if (ch.size() == 4)
-    cp = ((b(0) & 0x07) << 18) | ((b(1) & 0x3F) << 12) | ((b(2) & 0x3F) << 6) | (b(3) & 0x3F);
-  static constexpr char kDigits[] = "0123456789ABCDEF";
-  std::string hex;
-  for (int shift = cp > 0xFFFF ? 20 : 12; shift >= 0; shift -= 4)
-    hex += kDigits[(cp >> shift) & 15];
-  return "U+" + hex;
-}
-
-// Length of the UTF-8 character starting at text[pos]: 1-4 for a well-formed
-// sequence, 1 for a stray or truncated byte (it then becomes a symbol alone).
-std::size_t utf8_char_length(std::string_view text, std::size_t pos) {
-  const auto lead = static_cast<unsigned char>(text[pos]);
-  std::size_t length = 1;
-  if (lead >= 0xC2 && lead <= 0xDF)
-    length = 2;
-  else if (lead >= 0xE0 && lead <= 0xEF)
-    length = 3;
-  else if (lead >= 0xF0 && lead <= 0xF4)
-    length = 4;
-  if (pos + length > text.size()) return 1;
-  for (std::size_t i = 1; i < length; ++i) {
-    if ((static_cast<unsigned char>(text[pos + i]) & 0xC0) != 0x80) return 1;
+// The added tokens of a vocabulary: tokenizer.json's list, or (GGUF, llama2.c)
+// the control, unknown and user-defined tokens.
+std::vector<AddedToken> added_tokens_of(const Vocabulary& vocab) {
+  if (!vocab.added_tokens.empty()) return vocab.added_tokens;
+  std::vector<AddedToken> out;
+  for (int32_t id = 0; id < vocab.size(); ++id) {
+    const auto index = static_cast<std::size_t>(id);
+    const TokenType type = index < vocab.types.size() ? vocab.types[index] : TokenType::kNormal;
+    if (type != TokenType::kControl && type != TokenType::kUserDefined &&
+        type != TokenType::kUnknown)
+      continue;
+    AddedToken token;
+    token.id = id;
+    token.special = type != TokenType::kUserDefined;
+    out.push_back(token);
   }
-  return length;
+  return out;
 }
-
-struct Symbol {
-  int32_t prev;
-  int32_t next;
-  std::size_t start;   // byte offset into the normalised text
-  std::size_t length;  // bytes; 0 once merged into its left neighbour
-};
-
-struct Candidate {
-  float score;
-  int32_t left;  // symbol index; the right one is symbols[left].next when pushed
-  int32_t right;
-  std::size_t merged_length;  // left.length + right.length when pushed, to detect staleness
-};
-
-// Max-heap order: higher score first, then the leftmost pair.
-struct CandidateOrder {
-  bool operator()(const Candidate& a, const Candidate& b) const {
-    if (a.score != b.score) return a.score < b.score;
-    return a.left > b.left;
-  }
-};
 
 }  // namespace
 
-Tokenizer::Tokenizer(Vocabulary vocab) : vocab_(std::move(vocab)) {
-  byte_to_id_.fill(-1);
-  const int32_t n = vocab_.size();
-  piece_to_id_.reserve(static_cast<std::size_t>(n));
-  for (int32_t id = 0; id < n; ++id) {
-    const auto index = static_cast<std::size_t>(id);
-    const TokenType type = index < vocab_.types.size() ? vocab_.types[index] : TokenType::kNormal;
-    const std::string& piece = vocab_.pieces[index];
-    if (type == TokenType::kByte) {
-      const int value = byte_piece_value(piece);
-      if (value >= 0 && byte_to_id_[static_cast<std::size_t>(value)] < 0)
-        byte_to_id_[static_cast<std::size_t>(value)] = id;
-    } else if (is_text_type(type) && !piece.empty()) {
-      piece_to_id_.emplace(piece, id);  // keeps the first id of a repeated piece
+// A byte trie of the added tokens' texts, for leftmost-longest matching.
+struct Tokenizer::SpecialMatcher {
+  struct Node {
+    std::unordered_map<unsigned char, int32_t> next;
+    int32_t token = -1;  // index into `tokens` of the token ending here
+  };
+  std::vector<Node> nodes{1};
+  std::vector<AddedToken> tokens;
+  std::array<bool, 256> can_start{};
+
+  void add(const std::string& text, const AddedToken& token) {
+    if (text.empty()) return;
+    int32_t node = 0;
+    for (char c : text) {
+      const auto byte = static_cast<unsigned char>(c);
+      auto it = nodes[static_cast<std::size_t>(node)].next.find(byte);
+      if (it == nodes[static_cast<std::size_t>(node)].next.end()) {
+        nodes.emplace_back();
+        const auto child = static_cast<int32_t>(nodes.size() - 1);
+        nodes[static_cast<std::size_t>(node)].next.emplace(byte, child);
+        node = child;
+      } else {
+        node = it->second;
+      }
     }
+    Node& end = nodes[static_cast<std::size_t>(node)];
+    if (end.token >= 0) return;  // the first token of a repeated text wins
+    end.token = static_cast<int32_t>(tokens.size());
+    tokens.push_back(token);
+    can_start[static_cast<unsigned char>(text[0])] = true;
   }
+
+  // The longest allowed token starting at text[pos]: (token index, length).
+  std::pair<int32_t, std::size_t> match(std::string_view text, std::size_t pos,
+                                        bool parse_special) const {
+    std::pair<int32_t, std::size_t> best{-1, 0};
+    int32_t node = 0;
+    for (std::size_t i = pos; i < text.size(); ++i) {
+      const auto& next = nodes[static_cast<std::size_t>(node)].next;
+      const auto it = next.find(static_cast<unsigned char>(text[i]));
+      if (it == next.end()) break;
+      node = it->second;
+      const int32_t t = nodes[static_cast<std::size_t>(node)].token;
+      if (t >= 0 && (parse_special || !tokens[static_cast<std::size_t>(t)].special))
+        best = {t, i + 1 - pos};
+    }
+    return best;
+  }
+};
+
+Tokenizer::Tokenizer(Vocabulary vocab)
+    : vocab_(std::make_shared<const Vocabulary>(std::move(vocab))) {
+  if (vocab_->kind == VocabularyKind::kBytePairs) {
+    auto model = BpeTokenizer::create(vocab_);
+    if (model.ok())
+      model_ = std::move(model).value();
+    else
+      build_status_ = model.status();
+  } else {
+    model_ = std::make_shared<const SpmTokenizer>(vocab_);
+  }
+
+  auto specials = std::make_shared<SpecialMatcher>();
+  for (const AddedToken& token : added_tokens_of(*vocab_)) {
+    if (has_token(token.id))
+      specials->add(vocab_->pieces[static_cast<std::size_t>(token.id)], token);
+  }
+  specials_ = std::move(specials);
+
+  for (int32_t id : {vocab_->eos_id, vocab_->eot_id})
+    if (has_token(id)) stop_tokens_.push_back(id);
+  for (int32_t id = 0; id < vocab_->size(); ++id) {
+    const auto index = static_cast<std::size_t>(id);
+    if (index >= vocab_->types.size() || vocab_->types[index] != TokenType::kControl) continue;
+    const std::string& piece = vocab_->pieces[index];
+    if (std::find(kEndOfTurnTexts.begin(), kEndOfTurnTexts.end(), piece) != kEndOfTurnTexts.end())
+      stop_tokens_.push_back(id);
+  }
+  std::sort(stop_tokens_.begin(), stop_tokens_.end());
+  stop_tokens_.erase(std::unique(stop_tokens_.begin(), stop_tokens_.end()), stop_tokens_.end());
+}
+
+Result<Tokenizer> make_tokenizer(Vocabulary vocab) {
+  Tokenizer tokenizer(std::move(vocab));
+  RETURN_IF_ERROR(tokenizer.encode("", EncodeOptions{.add_special = false}).status());
+  return tokenizer;
+}
+
+bool Tokenizer::is_end_of_generation(int32_t token) const {
+  return std::binary_search(stop_tokens_.begin(), stop_tokens_.end(), token);
 }
 
 int32_t Tokenizer::find_piece(std::string_view piece) const {
-  const auto it = piece_to_id_.find(piece);
-  return it == piece_to_id_.end() ? -1 : it->second;
+  if (const auto* spm = dynamic_cast<const SpmTokenizer*>(model_.get()))
+    return spm->find_piece(piece);
+  if (const auto* bpe = dynamic_cast<const BpeTokenizer*>(model_.get()))
+    return bpe->find_piece(piece);
+  return -1;
 }
 
-float Tokenizer::score_of(int32_t id) const {
-  const auto index = static_cast<std::size_t>(id);
-  return index < vocab_.scores.size() ? vocab_.scores[index] : 0.0f;
+std::vector<Tokenizer::Section> Tokenizer::partition(std::string_view text,
+                                                     bool parse_special) const {
+  std::vector<Section> sections;
+  std::size_t text_start = 0;
+  bool strip_next = false;  // the previous token swallows the whitespace after it
+  auto flush_text = [&](std::size_t end) {
+    std::string_view plain = text.substr(text_start, end - text_start);
+    if (strip_next) plain = trim_start(plain);
+    if (!plain.empty()) sections.push_back({plain, -1});
+  };
+  for (std::size_t pos = 0; pos < text.size();) {
+    if (!specials_->can_start[static_cast<unsigned char>(text[pos])]) {
+      ++pos;
+      continue;
+    }
+    const auto [index, length] = specials_->match(text, pos, parse_special);
+    if (index < 0) {
+      ++pos;
+      continue;
+    }
+    const AddedToken& token = specials_->tokens[static_cast<std::size_t>(index)];
+    std::string_view before = text.substr(text_start, pos - text_start);
+    if (strip_next) before = trim_start(before);
+    if (token.lstrip) before = trim_end(before);
+    if (!before.empty()) sections.push_back({before, -1});
+    sections.push_back({{}, token.id});
+    strip_next = token.rstrip;
+    pos += length;
+    text_start = pos;
+  }
+  flush_text(text.size());
+  return sections;
 }
 
-bool Tokenizer::emit_symbol(std::string_view symbol, std::vector<int32_t>& out) const {
-  const int32_t id = find_piece(symbol);
-  if (id >= 0) {
-    out.push_back(id);
-    return true;
+Result<std::vector<int32_t>> Tokenizer::encode(std::string_view text,
+                                               const EncodeOptions& options) const {
+  RETURN_IF_ERROR(build_status_);
+  std::vector<int32_t> tokens;
+  if (options.add_special && adds_bos()) tokens.push_back(vocab_->bos_id);
+  bool first = !options.continuation;
+  bool after_token = false;
+  for (const Section& section : partition(text, options.parse_special)) {
+    if (section.token >= 0) {
+      tokens.push_back(section.token);
+      after_token = true;
+    } else {
+      RETURN_IF_ERROR(model_->encode_text(section.text, {first, after_token}, tokens));
+      after_token = false;
+    }
+    first = false;
   }
-  bool all_bytes = true;
-  for (char c : symbol) all_bytes = all_bytes && byte_to_id_[static_cast<unsigned char>(c)] >= 0;
-  if (!all_bytes) {
-    if (!has_token(vocab_.unk_id)) return false;
-    out.push_back(vocab_.unk_id);  // no byte fallback in this vocabulary: one unk per character
-    return true;
-  }
-  for (char c : symbol) out.push_back(byte_to_id_[static_cast<unsigned char>(c)]);
-  return true;
+  if (options.add_special && vocab_->add_eos && has_token(vocab_->eos_id))
+    tokens.push_back(vocab_->eos_id);
+  return tokens;
 }
 
 Result<std::vector<int32_t>> Tokenizer::encode(std::string_view text, bool add_bos,
                                                bool continuation) const {
-  std::vector<int32_t> tokens;
-  if (add_bos && has_token(vocab_.bos_id)) tokens.push_back(vocab_.bos_id);
-  if (text.empty()) return tokens;
-
-  // Normalise: dummy prefix and spaces as "▁".
-  std::string normalised;
-  normalised.reserve(text.size() + kSpaceMark.size() * 4);
-  const bool prefixed = vocab_.add_space_prefix && !continuation;
-  if (prefixed) normalised += kSpaceMark;
-  for (char c : text) {
-    if (c == ' ')
-      normalised += kSpaceMark;
-    else
-      normalised += c;
-  }
-  const std::string_view norm(normalised);
-
-  std::vector<Symbol> symbols;
-  symbols.reserve(norm.size());
-  for (std::size_t pos = 0; pos < norm.size();) {
-    const std::size_t length = utf8_char_length(norm, pos);
-    const auto index = static_cast<int32_t>(symbols.size());
-    symbols.push_back({index - 1, index + 1, pos, length});
-    pos += length;
-  }
-  symbols.back().next = -1;
-
-  std::priority_queue<Candidate, std::vector<Candidate>, CandidateOrder> queue;
-  auto try_add = [&](int32_t left, int32_t right) {
-    if (left < 0 || right < 0) return;
-    const Symbol& l = symbols[static_cast<std::size_t>(left)];
-    const Symbol& r = symbols[static_cast<std::size_t>(right)];
-    const std::size_t merged_length = l.length + r.length;
-    const int32_t id = find_piece(norm.substr(l.start, merged_length));
-    if (id < 0) return;
-    queue.push({score_of(id), left, right, merged_length});
-  };
-  for (std::size_t i = 1; i < symbols.size(); ++i)
-    try_add(static_cast<int32_t>(i - 1), static_cast<int32_t>(i));
-
-  while (!queue.empty()) {
-    const Candidate candidate = queue.top();
-    queue.pop();
-    Symbol& left = symbols[static_cast<std::size_t>(candidate.left)];
-    if (left.length == 0 || left.next != candidate.right) continue;
-    Symbol& right = symbols[static_cast<std::size_t>(candidate.right)];
-    if (left.length + right.length != candidate.merged_length) continue;
-
-    // Merge right into left and unlink right.
-    left.length += right.length;
-    right.length = 0;
-    left.next = right.next;
-    if (right.next >= 0) symbols[static_cast<std::size_t>(right.next)].prev = candidate.left;
-
-    try_add(left.prev, candidate.left);
-    try_add(candidate.left, left.next);
-  }
-
-  for (int32_t i = 0; i >= 0; i = symbols[static_cast<std::size_t>(i)].next) {
-    const Symbol& symbol = symbols[static_cast<std::size_t>(i)];
-    if (!emit_symbol(norm.substr(symbol.start, symbol.length), tokens))
-      return unencodable(text, norm, prefixed ? kSpaceMark.size() : 0, symbol.start, symbol.length);
-  }
-  return tokens;
+  return encode(text, EncodeOptions{.add_special = add_bos, .continuation = continuation});
 }
 
-Status Tokenizer::unencodable(std::string_view text, std::string_view norm,
-                              std::size_t prefix_bytes, std::size_t start,
-                              std::size_t length) const {
-  // Map the offset in the normalised text back to `text`: the dummy prefix
-  // and every space became the three bytes of U+2581.
-  std::size_t norm_pos = prefix_bytes;
-  std::size_t offset = 0;
-  while (offset < text.size() && norm_pos < start) {
-    norm_pos += text[offset] == ' ' ? kSpaceMark.size() : 1;
-    ++offset;
-  }
-  const std::string_view symbol = norm.substr(start, length);
-  std::string shown;
-  const auto first = static_cast<unsigned char>(symbol[0]);
-  if (length == 1 && first >= 0x80) {
-    shown = "the byte " + hex_byte(first) + " (not valid UTF-8)";
-  } else if (length == 1 && (first < 0x20 || first == 0x7F)) {
-    shown = "the control character " + code_point_text(symbol);
-  } else {
-    shown = "the character '" + std::string(symbol) + "' (" + code_point_text(symbol) + ")";
-  }
-  return invalid_argument("the text cannot be tokenized: " + shown + " at byte " +
-                          std::to_string(offset) +
-                          " has no token in this model's vocabulary, which has no byte-fallback "
-                          "token for it and no unknown token (unknown_token_id is unset); "
-                          "remove or replace that character");
+std::string Tokenizer::decode_token(int32_t previous, int32_t token, bool print_control) const {
+  if (!model_) return {};
+  return model_->decode_token(previous, token, print_control);
 }
 
-std::string Tokenizer::decode_token(int32_t previous, int32_t token) const {
-  if (token < 0 || token >= vocab_.size()) return {};
-  const auto index = static_cast<std::size_t>(token);
-  const TokenType type = index < vocab_.types.size() ? vocab_.types[index] : TokenType::kNormal;
-  const std::string& piece = vocab_.pieces[index];
-  switch (type) {
-    case TokenType::kControl:
-      return {};
-    case TokenType::kUnknown:
-      return std::string(kUnknownSurface);
-    case TokenType::kByte: {
-      const int value = byte_piece_value(piece);
-      if (value >= 0) return std::string(1, static_cast<char>(value));
-      break;  // a mislabelled piece: print it as text
-    }
-    default:
-      break;
-  }
-  std::string out;
-  out.reserve(piece.size());
-  for (std::size_t pos = 0; pos < piece.size();) {
-    if (std::string_view(piece).substr(pos, kSpaceMark.size()) == kSpaceMark) {
-      out += ' ';
-      pos += kSpaceMark.size();
-    } else {
-      out += piece[pos++];
-    }
-  }
-  // The encoder added this space (dummy prefix); SentencePiece removes it again.
-  if (vocab_.add_space_prefix && previous == vocab_.bos_id && !out.empty() && out.front() == ' ')
-    out.erase(0, 1);
-  return out;
-}
-
-std::string Tokenizer::decode(std::span<const int32_t> tokens) const {
-  std::string out;
-  int32_t previous = vocab_.bos_id;  // the start of a sequence reads like the spot after BOS
-  for (int32_t token : tokens) {
-    out += decode_token(previous, token);
-    previous = token;
-  }
-  return out;
+std::string Tokenizer::decode(std::span<const int32_t> tokens, bool print_control) const {
+  if (!model_) return {};
+  return model_->decode(tokens, print_control);
 }
 
 }  // namespace tessera
