@@ -45,7 +45,8 @@ Result<ChatSetup> chat_setup(const Engine& engine, const std::string& choice,
   ChatSetup setup;
   ASSIGN_OR_RETURN(auto source, template_source(engine, choice, warnings));
   setup.origin = source.second;
-  ASSIGN_OR_RETURN(chat::ChatTemplate parsed, chat::ChatTemplate::parse(source.first, source.second));
+  ASSIGN_OR_RETURN(chat::ChatTemplate parsed,
+                   chat::ChatTemplate::parse(source.first, source.second));
   setup.chat_template = std::make_unique<chat::ChatTemplate>(std::move(parsed));
   const Vocabulary& vocab = engine.tokenizer().vocabulary();
   setup.request.bos_token = token_text(vocab, vocab.bos_id);

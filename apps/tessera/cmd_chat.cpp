@@ -7,17 +7,17 @@
 #include <fstream>
 #include <iostream>
 
-#include "core/engine/chat_lane.h"
 #include "apps/tessera/chat_prompt.h"
 #include "apps/tessera/cli_common.h"
 #include "core/chat/conversation.h"
+#include "core/engine/chat_lane.h"
 
 namespace tessera::cli {
 namespace {
 
 void print_turn_stats(int turn, const TurnResult& result, int64_t cached) {
-  const double tps = result.seconds > 0 ? static_cast<double>(result.reply.size()) / result.seconds
-                                        : 0.0;
+  const double tps =
+      result.seconds > 0 ? static_cast<double>(result.reply.size()) / result.seconds : 0.0;
   std::fprintf(stderr,
                "[turn %d: %lld tokens fed after %lld kept in the cache, %zu generated, stop: %s, "
                "%.1f tokens/s, cache holds %lld]\n",
@@ -33,6 +33,7 @@ Status converse(Engine& engine, ChatSetup& setup, std::istream& input, bool inte
   ASSIGN_OR_RETURN(auto lane, ChatLane::begin(engine));
   chat::Conversation conversation(*setup.chat_template, setup.request);
   std::string line;
+  bool added_bos = false;
   for (int turn = 1;; ++turn) {
     if (interactive) std::fputs("> ", stderr);
     if (!std::getline(input, line) || line == "/exit") break;
@@ -40,24 +41,35 @@ Status converse(Engine& engine, ChatSetup& setup, std::istream& input, bool inte
       --turn;
       continue;
     }
-    const std::string fed = tokenizer.decode(lane->tokens(), /*print_control=*/true);
+    // What the template's text became, spelled back: a BOS the encoder added
+    // (the template did not write it) is not part of that text.
+    const std::string fed =
+        tokenizer.decode(lane->tokens().subspan(added_bos ? 1 : 0), /*print_control=*/true);
     ASSIGN_OR_RETURN(const std::string text, conversation.add_user(line, fed));
     if (conversation.rewritten())
       std::fprintf(stderr,
                    "tessera chat: warning: %s rewrites earlier turns; appending the new "
                    "rendering past the old one, as llama.cpp does\n",
                    setup.origin.c_str());
+    const bool sequence_start = lane->tokens().empty();
     ASSIGN_OR_RETURN(const std::vector<int32_t> tokens,
-                     encode_chat_text(tokenizer, text, lane->tokens().empty()));
-    int32_t previous = -1;
-    ASSIGN_OR_RETURN(const TurnResult result,
-                     lane->turn(tokens, max_tokens, [&](int32_t token) {
-                       const bool written = write_stdout(tokenizer.decode_token(previous, token));
-                       previous = token;
-                       return written;
-                     }));
+                     encode_chat_text(tokenizer, text, sequence_start));
+    if (sequence_start)
+      added_bos = !tokens.empty() && tokens[0] == tokenizer.bos() &&
+                  !text.starts_with(
+                      tokenizer.vocabulary().pieces[static_cast<std::size_t>(tokenizer.bos())]);
+    // The reply as printed: each token's text after the one before it (the
+    // first after the prompt's last token, so a leading space is kept).
+    int32_t previous = tokens.empty() ? -1 : tokens.back();
+    std::string reply;
+    ASSIGN_OR_RETURN(const TurnResult result, lane->turn(tokens, max_tokens, [&](int32_t token) {
+      const std::string piece = tokenizer.decode_token(previous, token);
+      reply += piece;
+      previous = token;
+      return write_stdout(piece);
+    }));
     write_stdout("\n");
-    conversation.add_assistant(tokenizer.decode(result.reply));
+    conversation.add_assistant(std::move(reply));
     if (stats) print_turn_stats(turn, result, lane->cached());
     if (result.stop_reason == "stopped" || result.stop_reason == "cache_full") {
       if (result.stop_reason == "cache_full")
@@ -78,7 +90,8 @@ int run_chat(int argc, char** argv) {
       "template", po::value<std::string>()->default_value(""),
       "chat template: a built-in name (chatml, llama3, gemma) or a Jinja file; default: the "
       "model's own (GGUF tokenizer.chat_template or tokenizer_config.json), else chatml")(
-      "max-tokens,n", po::value<int64_t>(), "reply tokens per turn at most (default: decode.max_tokens)")(
+      "max-tokens,n", po::value<int64_t>(),
+      "reply tokens per turn at most (default: decode.max_tokens)")(
       "set,s", po::value<std::vector<std::string>>()->composing(),
       "override a config key, e.g. --set sampling.temperature=0.7 (repeatable)")(
       "input,i", po::value<std::string>(),
@@ -116,8 +129,8 @@ reply's end-of-turn token and the new message), never the history again.
   if (values.count("input")) {
     file.open(values["input"].as<std::string>());
     if (!file)
-      return report("chat", not_found("--input: cannot open '" +
-                                       values["input"].as<std::string>() + "'"));
+      return report("chat",
+                    not_found("--input: cannot open '" + values["input"].as<std::string>() + "'"));
   }
   std::istream& input = values.count("input") ? static_cast<std::istream&>(file) : std::cin;
   const bool interactive = !values.count("input") && isatty(STDIN_FILENO) != 0;

@@ -88,7 +88,7 @@ Result<GenerationStats> stream_one(Engine& engine, const GenerationRequest& requ
   const Tokenizer& tokenizer = engine.tokenizer();
   // The text after BOS reads as it would in a story.
   int32_t previous = tokenizer.bos();
-  const std::size_t echo_from = !echo                                                      ? request.prompt.size()
+  const std::size_t echo_from = !echo ? request.prompt.size()
                                 : !request.prompt.empty() && request.prompt[0] == previous ? 1
                                                                                            : 0;
   for (std::size_t i = echo_from; i < request.prompt.size(); ++i) {
@@ -133,9 +133,9 @@ Result<GenerationStats> print_branches(Engine& engine, const GenerationRequest& 
 // --prompt as the user message of a one-turn chat, rendered and encoded.
 Result<std::vector<int32_t>> chat_prompt(const Engine& engine, const po::variables_map& values) {
   std::vector<std::string> warnings;
-  auto setup = chat_setup(engine, values["template"].as<std::string>(),
-                          values.count("system") ? values["system"].as<std::string>() : "",
-                          warnings);
+  auto setup =
+      chat_setup(engine, values["template"].as<std::string>(),
+                 values.count("system") ? values["system"].as<std::string>() : "", warnings);
   print_warnings("generate", warnings);
   if (!setup.ok()) return setup.status();
   setup->request.messages.push_back({"user", values["prompt"].as<std::string>()});
@@ -158,8 +158,9 @@ int run_generate(int argc, char** argv) {
       "branch,b", po::value<std::vector<std::string>>()->composing(),
       "a continuation of the prompt decoded as a branch of its own, side by side with the "
       "others in one forward per step (repeatable; each printed labelled at the end)")(
-      "chat", "treat --prompt as a user message: render it with the chat template, print "
-              "only the reply, stop at the end of the turn")(
+      "chat",
+      "treat --prompt as a user message: render it with the chat template, print "
+      "only the reply, stop at the end of the turn")(
       "system", po::value<std::string>(), "a system message before the prompt (implies --chat)")(
       "template", po::value<std::string>()->default_value(""),
       "with --chat: a built-in template (chatml, llama3, gemma) or a Jinja file; default: the "
@@ -218,9 +219,9 @@ once all are done. Statistics (tokens, tokens/s, why it stopped) go to stderr.
     if (!branch.ok()) return report("generate", branch.status().with_context("--branch"));
     request.branches.push_back(std::move(branch).value());
   }
-  Result<GenerationStats> stats =
-      branch_texts.empty() ? stream_one(**engine, request, /*echo=*/!chat)
-                           : print_branches(**engine, request);
+  Result<GenerationStats> stats = branch_texts.empty()
+                                      ? stream_one(**engine, request, /*echo=*/!chat)
+                                      : print_branches(**engine, request);
   if (!stats.ok()) return report("generate", stats.status());
   if (!values.count("quiet")) {
     const double tps = stats->decode_seconds > 0

