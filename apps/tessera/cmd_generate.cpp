@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "apps/tessera/chat_prompt.h"
 #include "apps/tessera/cli_common.h"
 #include "core/engine/engine.h"
 
@@ -80,14 +81,16 @@ void print_cache_stats(Engine& engine, const GenerationStats& stats) {
                seconds > 0 ? static_cast<double>(tokens) / seconds : 0.0);
 }
 
-// The prompt echoed, then the continuation streamed as it is generated. A
-// reader that went away (`| head`) stops generation: there is no one to
-// generate for.
-Result<GenerationStats> stream_one(Engine& engine, const GenerationRequest& request) {
+// The prompt echoed (unless it is a rendered chat), then the continuation
+// streamed as it is generated. A reader that went away (`| head`) stops
+// generation: there is no one to generate for.
+Result<GenerationStats> stream_one(Engine& engine, const GenerationRequest& request, bool echo) {
   const Tokenizer& tokenizer = engine.tokenizer();
   // The text after BOS reads as it would in a story.
   int32_t previous = tokenizer.bos();
-  const std::size_t echo_from = !request.prompt.empty() && request.prompt[0] == previous ? 1 : 0;
+  const std::size_t echo_from = !echo ? request.prompt.size()
+                                : !request.prompt.empty() && request.prompt[0] == previous ? 1
+                                                                                           : 0;
   for (std::size_t i = echo_from; i < request.prompt.size(); ++i) {
     write_stdout(tokenizer.decode_token(previous, request.prompt[i]));
     previous = request.prompt[i];
@@ -127,6 +130,20 @@ Result<GenerationStats> print_branches(Engine& engine, const GenerationRequest& 
   return stats;
 }
 
+// --prompt as the user message of a one-turn chat, rendered and encoded.
+Result<std::vector<int32_t>> chat_prompt(const Engine& engine, const po::variables_map& values) {
+  std::vector<std::string> warnings;
+  auto setup =
+      chat_setup(engine, values["template"].as<std::string>(),
+                 values.count("system") ? values["system"].as<std::string>() : "", warnings);
+  print_warnings("generate", warnings);
+  if (!setup.ok()) return setup.status();
+  setup->request.messages.push_back({"user", values["prompt"].as<std::string>()});
+  setup->request.add_generation_prompt = true;
+  ASSIGN_OR_RETURN(const std::string text, setup->chat_template->render(setup->request));
+  return encode_chat_text(engine.tokenizer(), text, /*sequence_start=*/true);
+}
+
 }  // namespace
 
 int run_generate(int argc, char** argv) {
@@ -141,6 +158,13 @@ int run_generate(int argc, char** argv) {
       "branch,b", po::value<std::vector<std::string>>()->composing(),
       "a continuation of the prompt decoded as a branch of its own, side by side with the "
       "others in one forward per step (repeatable; each printed labelled at the end)")(
+      "chat",
+      "treat --prompt as a user message: render it with the chat template, print "
+      "only the reply, stop at the end of the turn")(
+      "system", po::value<std::string>(), "a system message before the prompt (implies --chat)")(
+      "template", po::value<std::string>()->default_value(""),
+      "with --chat: a built-in template (chatml, llama3, gemma) or a Jinja file; default: the "
+      "model's own (GGUF tokenizer.chat_template or tokenizer_config.json), else chatml")(
       "quiet,q", "print only the generated text, no statistics")(
       "stats",
       "after the text, print the KV cache's bytes (live, peak, reserved), the codec's "
@@ -157,6 +181,7 @@ int run_generate(int argc, char** argv) {
   tessera generate --config configs/stories260k.toml --stats --set cache.plugin=sink_window --set cache.window=64
   tessera generate --config configs/tok512-ar-1m.toml --stats --set decode.proposer=ar_draft --set decode.draft_model=stories260K.gguf
   tessera generate --config configs/stories260k.toml --prompt "Tom had a dog." --branch " The dog" --branch " One day" --max-tokens 40
+  tessera generate --config FILE --chat --system "Answer briefly." --prompt "What is a KV cache?"
 
 The prompt is echoed, then the continuation streams as it is generated. With
 --branch, each branch (prompt + branch text + continuation) is printed labelled
@@ -175,7 +200,9 @@ once all are done. Statistics (tokens, tokens/s, why it stopped) go to stderr.
 
   const Tokenizer& tokenizer = (*engine)->tokenizer();
   GenerationRequest request;
-  auto prompt = tokenizer.encode(values["prompt"].as<std::string>(), /*add_bos=*/true);
+  const bool chat = values.count("chat") > 0 || values.count("system") > 0;
+  auto prompt = chat ? chat_prompt(**engine, values)
+                     : tokenizer.encode(values["prompt"].as<std::string>(), /*add_bos=*/true);
   if (!prompt.ok()) return report("generate", prompt.status().with_context("--prompt"));
   request.prompt = std::move(prompt).value();
   request.max_new_tokens = values.count("max-tokens") ? values["max-tokens"].as<int64_t>()
@@ -192,8 +219,9 @@ once all are done. Statistics (tokens, tokens/s, why it stopped) go to stderr.
     if (!branch.ok()) return report("generate", branch.status().with_context("--branch"));
     request.branches.push_back(std::move(branch).value());
   }
-  Result<GenerationStats> stats =
-      branch_texts.empty() ? stream_one(**engine, request) : print_branches(**engine, request);
+  Result<GenerationStats> stats = branch_texts.empty()
+                                      ? stream_one(**engine, request, /*echo=*/!chat)
+                                      : print_branches(**engine, request);
   if (!stats.ok()) return report("generate", stats.status());
   if (!values.count("quiet")) {
     const double tps = stats->decode_seconds > 0

@@ -23,9 +23,14 @@ int run_perplexity(int argc, char** argv) {
       "text,t", po::value<std::string>()->required(), "UTF-8 text file to score")(
       "max-tokens,n", po::value<int64_t>(),
       "score only the first N tokens of the text (default: as many as the cache holds, or the "
-      "whole text with a store that evicts)")("set,s",
-                                              po::value<std::vector<std::string>>()->composing(),
-                                              "override a config key (repeatable)");
+      "whole text with a store that evicts)")(
+      "window", po::value<int64_t>(),
+      "score as llama.cpp's llama-perplexity -c N does: windows of N tokens, each from BOS, "
+      "the second half of each scored (compare with its 'Final estimate')")(
+      "chunks", po::value<int64_t>(),
+      "with --window: that many windows at most (llama-perplexity "
+      "--chunks)")("set,s", po::value<std::vector<std::string>>()->composing(),
+                   "override a config key (repeatable)");
   po::variables_map values;
   int exit_code = 0;
   if (!parse_arguments(argc, argv, options, {},
@@ -34,9 +39,11 @@ int run_perplexity(int argc, char** argv) {
   tessera perplexity --config configs/stories260k.toml --text ../shared/data/tinystories_train_head.txt --max-tokens 256
   tessera perplexity --config configs/tok512-ar-1m.toml --text story.txt --set cache.max_tokens=1024
 
+  tessera perplexity --config FILE --text wiki.test.raw --window 512 --chunks 8   # as llama-perplexity -c 512 --chunks 8
+
 The text (a regular file of at most 64 MiB) is tokenized with BOS in front; token i is predicted from BOS and the
 tokens before it. The last line is `tokens=N nll=X ppl=Y` (nll in nats per
-token, ppl = exp(nll)).
+token, ppl = exp(nll)). With --window, tokens counts the predictions scored.
 )",
                        values, exit_code))
     return exit_code;
@@ -57,6 +64,22 @@ token, ppl = exp(nll)).
   auto encoded = (*engine)->tokenizer().encode(*text, /*add_bos=*/true);
   if (!encoded.ok()) return report("perplexity", encoded.status().with_context(text_path));
   std::vector<int32_t>& tokens = *encoded;
+  if (values.count("window")) {
+    const Tokenizer& tokenizer = (*engine)->tokenizer();
+    const int64_t window = values["window"].as<int64_t>();
+    const int64_t chunks = values.count("chunks") ? values["chunks"].as<int64_t>() : 0;
+    Progress progress(
+        "scoring", "windows",
+        chunks > 0 ? chunks : static_cast<int64_t>(tokens.size()) / std::max<int64_t>(window, 1));
+    auto result =
+        score_windows(**engine, tokens, window, chunks, tokenizer.adds_bos() ? tokenizer.bos() : -1,
+                      [&](int64_t done, int64_t) { progress.update(done); });
+    progress.finish();
+    if (!result.ok()) return report("perplexity", result.status().with_context("--window"));
+    std::printf("tokens=%lld nll=%.6f ppl=%.6f\n", static_cast<long long>(result->tokens),
+                result->mean_nll, std::exp(result->mean_nll));
+    return 0;
+  }
   int64_t wanted = static_cast<int64_t>(tokens.size()) - 1;
   if (values.count("max-tokens")) {
     const int64_t n = values["max-tokens"].as<int64_t>();

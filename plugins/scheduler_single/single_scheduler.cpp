@@ -107,12 +107,15 @@ void SingleScheduler::stop_full_lanes(Engine& engine) {
 }
 
 bool SingleScheduler::deliver(const GenerationRequest& request, const TokenSink& sink,
-                              std::size_t index, std::span<const int32_t> emitted, int32_t eos,
-                              int32_t bos) {
+                              std::size_t index, std::span<const int32_t> emitted,
+                              const Tokenizer& tokenizer) {
   Lane& lane = lanes_[index];
   for (const int32_t token : emitted) {
-    // llama2.c-trained models mark the end of a story with BOS; treat it like EOS.
-    if (request.stop_at_eos && (token == eos || token == bos)) {
+    // The vocabulary's end-of-generation tokens (EOS, and end of turn:
+    // <|im_end|>, <|eot_id|>, <end_of_turn>). llama2.c-trained models mark
+    // the end of a story with BOS; treat it like EOS.
+    if (request.stop_at_eos &&
+        (tokenizer.is_end_of_generation(token) || token == tokenizer.bos())) {
       lane.stop_reason = "eos";
       return true;
     }
@@ -131,8 +134,6 @@ bool SingleScheduler::deliver(const GenerationRequest& request, const TokenSink&
 
 Status SingleScheduler::run_lanes(Engine& engine, const GenerationRequest& request,
                                   const TokenSink& sink, GenerationStats& stats) {
-  const int32_t eos = engine.tokenizer().eos();
-  const int32_t bos = engine.tokenizer().bos();
   for (Lane& lane : lanes_)
     if (request.max_new_tokens <= 0) lane.stop_reason = "max_tokens";
   if (emitted_.size() < lanes_.size()) emitted_.resize(lanes_.size());
@@ -156,7 +157,7 @@ Status SingleScheduler::run_lanes(Engine& engine, const GenerationRequest& reque
       start = std::chrono::steady_clock::now();
     }
     for (std::size_t a = 0; a < active_index_.size() && !stopped; ++a)
-      stopped = !deliver(request, sink, active_index_[a], emitted_[a], eos, bos);
+      stopped = !deliver(request, sink, active_index_[a], emitted_[a], engine.tokenizer());
   }
   if (stats.steps > 1) stats.decode_seconds = seconds_since(start);
   for (const Lane& lane : lanes_) stats.generated_tokens += lane.generated;

@@ -11,6 +11,7 @@
 #include "core/decode/sequence_state.h"
 #include "core/plugin/options.h"
 #include "core/schedule/scheduler.h"
+#include "core/tokenizer/tokenizer.h"
 
 namespace tessera {
 
@@ -37,7 +38,7 @@ class SingleScheduler final : public Scheduler {
   void stop_full_lanes(Engine& engine);
   // Hands a lane's emitted tokens to the sink; false when the sink asked to stop.
   bool deliver(const GenerationRequest& request, const TokenSink& sink, std::size_t index,
-               std::span<const int32_t> emitted, int32_t eos, int32_t bos);
+               std::span<const int32_t> emitted, const Tokenizer& tokenizer);
   void fill_cache_stats(Engine& engine, GenerationStats& stats) const;
   Status end_lanes(Engine& engine);
 
