@@ -69,7 +69,12 @@ TEST(GgufModel, DefaultsForOptionalKeys) {
   EXPECT_EQ(m->vocab.eos_id, 2);
   EXPECT_EQ(m->vocab.unk_id, 0);
   EXPECT_EQ(m->vocab.scores, std::vector<float>(10, 0.0f));
-  EXPECT_EQ(m->vocab.types, std::vector<TokenType>(10, TokenType::kNormal));
+  // Untyped tokens are normal, except what llama.cpp's load-time rules make a
+  // control token by its text: "</s>" ends a generation.
+  std::vector<TokenType> types(10, TokenType::kNormal);
+  types[2] = TokenType::kControl;
+  EXPECT_EQ(m->vocab.pieces[2], "</s>");
+  EXPECT_EQ(m->vocab.types, types);
 }
 
 TEST(GgufModel, MissingRequiredKeys) {
