@@ -126,13 +126,13 @@ class Backend : public PluginObject {
   // out = a + b, all f32 of the same shape (out may alias a).
   virtual void add(const Tensor& a, const Tensor& b, const Tensor& out) = 0;
   // out[t, :] = x[t, :] + bias: x, out f32 [n, d] (out may alias x), bias f32
-  // [d] (qwen2's q/k/v biases). (ABI 3.3)
+  // [d] (qwen2's q/k/v biases). (ABI 4.0)
   virtual void add_bias(const Tensor& x, const Tensor& bias, const Tensor& out) = 0;
   // out = gelu(gate) * up with GELU's tanh form, 0.5 g (1 + tanh(sqrt(2/pi)
-  // (g + 0.044715 g^3))), all f32 [n, h] (gemma3's feed-forward). (ABI 3.3)
+  // (g + 0.044715 g^3))), all f32 [n, h] (gemma3's feed-forward). (ABI 4.0)
   virtual void geglu(const Tensor& gate, const Tensor& up, const Tensor& out) = 0;
   // out = x * factor, f32 of one shape (out may alias x): gemma3's embedding
-  // scale. (ABI 3.3)
+  // scale. (ABI 4.0)
   virtual void scale(const Tensor& x, float factor, const Tensor& out) = 0;
   // Scaled dot-product attention with grouped KV heads (query head h reads kv
   // head h / (heads / kv_heads)). Token i attends to the entries of

@@ -12,8 +12,7 @@ namespace {
 
 // llama.cpp: src/llama-model.cpp (llama_model_rope_type) and src/models/*.cpp.
 constexpr std::array<Architecture, 4> kArchitectures = {{
-    {"llama", RopePairs::kAdjacent, false, false, GateActivation::kSilu, false, false, true,
-     false},
+    {"llama", RopePairs::kAdjacent, false, false, GateActivation::kSilu, false, false, true, false},
     {"qwen2", RopePairs::kHalves, false, false, GateActivation::kSilu, false, false, false, false},
     {"qwen3", RopePairs::kHalves, true, false, GateActivation::kSilu, false, false, false, false},
     {"gemma3", RopePairs::kHalves, true, true, GateActivation::kGeluTanh, true, true, false, true},

@@ -20,10 +20,10 @@ struct Architecture {
   bool qk_norm;           // attn_q_norm / attn_k_norm required
   bool post_norms;        // post_attention_norm / post_ffw_norm required
   GateActivation activation;
-  bool embedding_scaled;       // x = embedding * sqrt(dim)
-  bool sliding_windows;        // reads attention.sliding_window and its layer pattern
-  bool rope_freqs;             // may carry rope_freqs.weight (Llama 3)
-  bool final_logit_softcap;    // reads final_logit_softcapping
+  bool embedding_scaled;     // x = embedding * sqrt(dim)
+  bool sliding_windows;      // reads attention.sliding_window and its layer pattern
+  bool rope_freqs;           // may carry rope_freqs.weight (Llama 3)
+  bool final_logit_softcap;  // reads final_logit_softcapping
 };
 
 // The architecture named `name`, or null.

@@ -47,8 +47,7 @@ void attention_inputs(Backend& backend, const ModelConfig& c, const LayerSpec& s
 }
 
 void attention_output(Backend& backend, const ModelConfig& c, const LayerSpec& spec,
-                      const LayerWeights& lw, const Tensor& attention,
-                      const LayerActivations& a) {
+                      const LayerWeights& lw, const Tensor& attention, const LayerActivations& a) {
   const Tensor xb = rows_of(a.xb, a.x.dim(0), c.dim);
   backend.matmul(attention, lw.wo, xb);
   if (spec.post_attention_norm) backend.rms_norm(xb, lw.post_attn_norm, c.rms_eps, xb);

@@ -24,9 +24,8 @@ struct LayerActivations {
 // q, k and v from norm(x): the projections, their biases, the per-head q/k
 // norms, RoPE of q (and of k when rotate_keys) and the query scale.
 void attention_inputs(Backend& backend, const ModelConfig& config, const LayerSpec& spec,
-                      const RopeSpec& rope, const LayerWeights& layer,
-                      const LayerActivations& a, std::span<const int32_t> positions,
-                      bool rotate_keys);
+                      const RopeSpec& rope, const LayerWeights& layer, const LayerActivations& a,
+                      std::span<const int32_t> positions, bool rotate_keys);
 
 // x += post_norm(wo * attention), attention f32 [n, heads * head_dim].
 void attention_output(Backend& backend, const ModelConfig& config, const LayerSpec& spec,

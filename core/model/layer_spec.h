@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/backend/rope_spec.h"
@@ -43,6 +44,12 @@ LayerSpec llama_layer(float rope_theta);
 // One spec per layer: the config's, or llama's when it has none (the llama2.c
 // loader, hand-made configs).
 std::vector<LayerSpec> layer_specs(const ModelConfig& config);
+
+// What the layers do beyond llama's, for `tessera inspect`: "rope pairs
+// adjacent, theta 10000" for llama; e.g. "q/k norm, post norms, gelu-tanh
+// gate, rope halves, theta 1e+06 x 0.125; sliding window 512 on 15 of 18
+// layers (theta 10000)" for gemma3.
+std::string describe_layers(const ModelConfig& config);
 
 // The keys a query may see in a layer: the store's rule on a global layer; on
 // a sliding layer the narrower of the two windows, without the store's sinks

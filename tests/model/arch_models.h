@@ -50,8 +50,8 @@ inline Status rewrite_gguf(const std::string& source, const std::string& out,
   for (const GgufTensorInfo& t : file.tensors()) {
     if (drop && drop(t.name)) continue;
     const uint8_t* data = file.file()->data() + t.file_offset;
-    RETURN_IF_ERROR(
-        writer.add_tensor_raw(t.name, t.type, t.shape(), std::vector<uint8_t>(data, data + t.bytes)));
+    RETURN_IF_ERROR(writer.add_tensor_raw(t.name, t.type, t.shape(),
+                                          std::vector<uint8_t>(data, data + t.bytes)));
   }
   return writer.write_file(out);
 }

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 
 #include "core/model/model.h"
@@ -27,7 +28,7 @@ Status load_changed(const std::string& arch, const std::string& name,
 
 // An edit that sets key `key` to the u32 `value`.
 std::function<bool(GgufWriter&, const GgufKeyValue&)> set_u32(const std::string& key,
-                                                             uint32_t value) {
+                                                              uint32_t value) {
   return [=](GgufWriter& writer, const GgufKeyValue& kv) {
     if (kv.key != key) return true;
     writer.set_u32(key, value);
@@ -109,18 +110,40 @@ TEST(ArchitectureInput, YarnScalingIsNotImplemented) {
 }
 
 TEST(ArchitectureInput, AnOutputBiasIsNotSilentlyIgnored) {
-  const Status status = load_changed("llama", "llama-attn-output-bias", {},
-                                     [](GgufWriter& w, const GgufKeyValue& kv) {
-                                       if (kv.key == "general.name") {
-                                         const float bias[64] = {};
-                                         EXPECT_TRUE(w.add_tensor("blk.0.attn_output.bias",
-                                                                  DType::kF32, {64}, bias)
-                                                         .ok());
-                                       }
-                                       return true;
-                                     });
+  const Status status = load_changed(
+      "llama", "llama-attn-output-bias", {}, [](GgufWriter& w, const GgufKeyValue& kv) {
+        if (kv.key == "general.name") {
+          const float bias[64] = {};
+          EXPECT_TRUE(w.add_tensor("blk.0.attn_output.bias", DType::kF32, {64}, bias).ok());
+        }
+        return true;
+      });
   EXPECT_EQ(status.code(), StatusCode::kUnimplemented);
   EXPECT_THAT(status.message(), HasSubstr("tensor 'blk.0.attn_output.bias' is not supported"));
+}
+
+}  // namespace
+}  // namespace tessera
+
+namespace tessera {
+namespace {
+
+// What `tessera inspect` prints about the layers, read back from the files.
+TEST(ArchitectureDescription, NamesEachArchitecturesLayerDifferences) {
+  const std::map<std::string, std::string> want = {
+      {"llama", "rope pairs adjacent, theta 10000"},
+      {"llama3", "rope pairs adjacent, theta 500000, rope_freqs factors"},
+      {"qwen2", "q/k/v bias, rope pairs halves, theta 1e+06"},
+      {"qwen3", "q/k norm, rope pairs halves, theta 1e+06"},
+      {"gemma3",
+       "q/k norm, post norms, gelu-tanh gate, embedding x 8, rope pairs halves, theta 1e+06 x "
+       "0.125; sliding window 4 on 2 of 4 layers (theta 10000)"},
+  };
+  for (const auto& [arch, text] : want) {
+    auto model = load_model(testing::arch_model(arch));
+    ASSERT_TRUE(model.ok()) << model.status().to_string();
+    EXPECT_EQ(describe_layers(model->config), text) << arch;
+  }
 }
 
 }  // namespace
