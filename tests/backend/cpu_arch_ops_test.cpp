@@ -42,8 +42,8 @@ TEST(CpuArchOps, GegluIsTanhGeluTimesUp) {
   std::vector<double> want(static_cast<std::size_t>(count));
   for (std::size_t i = 0; i < want.size(); ++i) {
     const double g = gate[i];
-    want[i] = 0.5 * g * (1 + std::tanh(std::sqrt(2 / std::numbers::pi) * (g + 0.044715 * g * g * g))) *
-              up[i];
+    want[i] = 0.5 * g *
+              (1 + std::tanh(std::sqrt(2 / std::numbers::pi) * (g + 0.044715 * g * g * g))) * up[i];
   }
   for (int threads : {1, 2}) {
     ThreadPool pool(threads);
