@@ -54,6 +54,7 @@ int run_inspect(int argc, char** argv) {
               c.n_kv_heads < c.n_heads ? " (grouped-query)" : "", c.head_dim);
   std::printf("vocab %d, context %d, rms eps %g, rope theta %g\n", c.vocab_size, c.context_length,
               static_cast<double>(c.rms_eps), static_cast<double>(c.rope_theta));
+  std::printf("layers:        %s\n", describe_layers(c).c_str());
   if (c.block_diffusion())
     std::printf("diffusion:     block-diffusion model, block size %d, mask token %d\n",
                 c.diffusion_block_size, c.mask_token_id);

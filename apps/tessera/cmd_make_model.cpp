@@ -1,4 +1,5 @@
-// tessera make-model: a llama model of a real shape with random weights.
+// tessera make-model: a model of a real shape with random weights (llama,
+// llama3, qwen2, qwen3, gemma3).
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -31,12 +32,22 @@ int make_vocabulary_only(const po::variables_map& values) {
 int run_make_model(int argc, char** argv) {
   po::options_description options("options");
   options.add_options()("help,h", "show this help")(
-      "arch", po::value<std::string>()->default_value("llama"), "architecture (llama only)")(
-      "shape", po::value<std::string>(), "110m or 1.1b (or give the five sizes below)")(
-      "dim", po::value<int>(), "embedding width")("layers", po::value<int>(), "transformer blocks")(
+      "arch", po::value<std::string>()->default_value("llama"),
+      "llama, llama3, qwen2, qwen3 or gemma3 (a named shape sets it)")(
+      "shape", po::value<std::string>(),
+      "110m, 1.1b, qwen3-0.6b, qwen2-0.5b, llama3-1b, gemma3-270m, or tiny (a test shape of "
+      "--arch); or give the sizes below")("dim", po::value<int>(), "embedding width")(
+      "layers", po::value<int>(), "transformer blocks")(
       "heads", po::value<int>(), "attention heads")("kv-heads", po::value<int>(),
                                                     "key/value heads (grouped-query when fewer)")(
-      "ffn", po::value<int>(), "feed-forward width")(
+      "ffn", po::value<int>(), "feed-forward width")("head-dim", po::value<int>(),
+                                                     "head size (default dim / heads)")(
+      "context", po::value<int>(), "context length written to the file")(
+      "sliding-window", po::value<int>(), "gemma3: the window of its sliding layers")(
+      "tied", po::bool_switch(), "no output.weight: the embedding is the classifier")(
+      "init", po::value<std::string>(),
+      "small (N(0, 0.02), norms 1: llama's default) or scaled (N(0, 1/fan_in), norms around 1: "
+      "outputs far from uniform; the other architectures' default)")(
       "dtype", po::value<std::string>()->default_value("f16"),
       "matrix type: f32, f16, bf16, q8_0, q4_0, q4_K, q6_K (rows that are not whole blocks fall "
       "back to q8_0, then f16)")("seed", po::value<uint64_t>()->default_value(1), "random seed")(
@@ -52,27 +63,38 @@ int run_make_model(int argc, char** argv) {
   int exit_code = 0;
   if (!parse_arguments(
           argc, argv, options, positional,
-          R"(usage: tessera make-model --shape 110m|1.1b --dtype TYPE --vocab-from FILE --out FILE.gguf
+          R"(usage: tessera make-model [--arch ARCH] --shape NAME --dtype TYPE --vocab-from FILE --out FILE.gguf
 
-Writes a llama model of a real shape with random weights (normal, sd 0.02;
-norms 1), for speed and memory measurements at sizes the shipped models do
-not reach. llama.cpp loads the file too. Its text is noise.)",
+Writes a model of a real shape with random weights, laid out as llama.cpp's
+converter writes the architecture (its keys and tensors, f32 norms), for
+speed and memory measurements at sizes the shipped models do not reach and
+for testing each architecture's forward. llama.cpp loads the file too. Its
+text is noise.)",
           R"(examples:
   tessera make-model --shape 110m --dtype f16 --vocab-from ../shared/models/ggml-vocab-llama-spm.gguf --out 110m-f16.gguf
   tessera make-model --dim 256 --layers 2 --heads 4 --kv-heads 2 --ffn 512 --dtype q4_K \
       --vocab-from ../shared/models/ggml-vocab-llama-spm.gguf --out tiny-q4k.gguf
+  tessera make-model --shape qwen3-0.6b --dtype q8_0 --vocab-from ../shared/models/stories260K.gguf \
+      --out qwen3-0.6b-q8_0.gguf
+  tessera make-model --arch gemma3 --shape tiny --dtype f32 \
+      --vocab-from ../shared/models/stories260K.gguf --out gemma3-tiny.gguf
   tessera make-model --vocab-only --vocab-from path/to/Qwen3/tokenizer.json --out qwen3-vocab.gguf
 )",
-          values, exit_code))
+                       values, exit_code))
     return exit_code;
   if (values.count("vocab-only")) return make_vocabulary_only(values);
-  if (values["arch"].as<std::string>() != "llama")
-    return report("make-model", invalid_argument("--arch: only llama is made"));
   SyntheticModelSpec spec;
+  spec.arch = values["arch"].as<std::string>();
   if (values.count("shape")) {
-    auto shape = synthetic_shape(values["shape"].as<std::string>());
+    auto shape = synthetic_shape(values["shape"].as<std::string>(), spec.arch);
     if (!shape.ok()) return report("make-model", shape.status());
+    if (!values["arch"].defaulted() && shape->arch != spec.arch)
+      return report("make-model",
+                    invalid_argument("--shape " + values["shape"].as<std::string>() + " is a " +
+                                     shape->arch + " shape, not " + spec.arch));
     spec = *shape;
+  } else if (spec.arch != "llama") {
+    spec.init = SyntheticInit::kScaled;
   }
   const auto take = [&](const char* name, int& field) {
     if (values.count(name)) field = values[name].as<int>();
@@ -82,6 +104,17 @@ not reach. llama.cpp loads the file too. Its text is noise.)",
   take("heads", spec.heads);
   take("kv-heads", spec.kv_heads);
   take("ffn", spec.ffn);
+  take("head-dim", spec.head_dim);
+  take("context", spec.context);
+  take("sliding-window", spec.sliding_window);
+  if (values["tied"].as<bool>()) spec.tied_output = true;
+  if (values.count("init")) {
+    const std::string init = values["init"].as<std::string>();
+    if (init != "small" && init != "scaled")
+      return report("make-model",
+                    invalid_argument("--init: '" + init + "' is not small or scaled"));
+    spec.init = init == "small" ? SyntheticInit::kSmall : SyntheticInit::kScaled;
+  }
   if (spec.kv_heads == 0) spec.kv_heads = spec.heads;
   const auto dtype = dtype_from_name(values["dtype"].as<std::string>());
   if (!dtype)
@@ -101,9 +134,10 @@ not reach. llama.cpp loads the file too. Its text is noise.)",
   });
   if (progress) progress->finish();
   if (!status.ok()) return report("make-model", status);
-  std::printf("%s: llama, dim %d, %d layers, %d heads (%d kv), ffn %d, %s\n", out.c_str(), spec.dim,
-              spec.layers, spec.heads, spec.kv_heads, spec.ffn,
-              std::string(dtype_name(spec.dtype)).c_str());
+  std::printf("%s: %s, dim %d, %d layers, %d heads (%d kv), ffn %d, %s, head size %d\n",
+              out.c_str(), spec.arch.c_str(), spec.dim, spec.layers, spec.heads, spec.kv_heads,
+              spec.ffn, std::string(dtype_name(spec.dtype)).c_str(),
+              spec.head_dim > 0 ? spec.head_dim : spec.dim / spec.heads);
   return 0;
 }
 

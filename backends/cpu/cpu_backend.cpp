@@ -126,8 +126,8 @@ void CpuBackend::rms_norm(const Tensor& x, const Tensor& weight, float eps, cons
   cpu::rms_norm(x, weight, eps, out, pool_.get());
 }
 
-void CpuBackend::rope(const Tensor& x, std::span<const int32_t> positions, float theta) {
-  cpu::rope(x, positions, rope_table(x.dim(2), theta), pool_.get());
+void CpuBackend::rope(const Tensor& x, std::span<const int32_t> positions, const RopeSpec& rope) {
+  cpu::rope(x, positions, rope_table(x.dim(2), rope), pool_.get());
 }
 
 void CpuBackend::swiglu(const Tensor& gate, const Tensor& up, const Tensor& out) {
@@ -138,13 +138,25 @@ void CpuBackend::add(const Tensor& a, const Tensor& b, const Tensor& out) {
   cpu::add(a, b, out, pool_.get());
 }
 
+void CpuBackend::add_bias(const Tensor& x, const Tensor& bias, const Tensor& out) {
+  cpu::add_bias(x, bias, out, pool_.get());
+}
+
+void CpuBackend::geglu(const Tensor& gate, const Tensor& up, const Tensor& out) {
+  cpu::geglu(gate, up, out, pool_.get());
+}
+
+void CpuBackend::scale(const Tensor& x, float factor, const Tensor& out) {
+  cpu::scale(x, factor, out, pool_.get());
+}
+
 void CpuBackend::attention(const AttentionParams& params) {
   // Keys read before RoPE, and sinks moved under reassign, rotate at read
   // time; the table is built once (the first such call) for this model.
   static const cpu::RopeTable kUnused;  // attention reads no table then
   const bool rotates = params.stored_keys == StoredKeys::kBeforeRope || params.rule.reassign;
-  cpu::attention(params, rotates ? rope_table(params.q.dim(2), params.rope_theta) : kUnused,
-                 pool_.get(), max_context_);
+  cpu::attention(params, rotates ? rope_table(params.q.dim(2), params.rope) : kUnused, pool_.get(),
+                 max_context_);
 }
 
 void CpuBackend::masked_attention(const MaskedAttentionParams& params) {
@@ -156,17 +168,17 @@ void CpuBackend::cache_update(const Tensor& cache, const Tensor& keep, const Ten
   cpu::cache_update(cache, keep, insert, rows);
 }
 
-const cpu::RopeTable& CpuBackend::rope_table(int64_t head_dim, float theta) {
+const cpu::RopeTable& CpuBackend::rope_table(int64_t head_dim, const RopeSpec& rope) {
   cpu::RopeTable* table = nullptr;
   for (const auto& known : ropes_)
-    if (known->is_for(head_dim, theta)) table = known.get();
+    if (known->is_for(head_dim, rope)) table = known.get();
   if (table == nullptr) {
     ropes_.push_back(std::make_unique<cpu::RopeTable>());
     table = ropes_.back().get();
   }
-  if (!table->prepare(head_dim, theta, rope_positions_)) {
+  if (!table->prepare(head_dim, rope, rope_positions_)) {
     rope_positions_ = 0;  // no memory for the table: every angle is computed
-    table->prepare(head_dim, theta, 0);
+    table->prepare(head_dim, rope, 0);
   }
   return *table;
 }

@@ -32,9 +32,13 @@ class CpuBackend final : public Backend {
   void embedding(const Tensor& table, std::span<const int32_t> tokens, const Tensor& out) override;
   void matmul(const Tensor& x, const Tensor& w, const Tensor& out) override;
   void rms_norm(const Tensor& x, const Tensor& weight, float eps, const Tensor& out) override;
-  void rope(const Tensor& x, std::span<const int32_t> positions, float theta) override;
+  using Backend::rope;  // the llama overload (theta only)
+  void rope(const Tensor& x, std::span<const int32_t> positions, const RopeSpec& rope) override;
   void swiglu(const Tensor& gate, const Tensor& up, const Tensor& out) override;
   void add(const Tensor& a, const Tensor& b, const Tensor& out) override;
+  void add_bias(const Tensor& x, const Tensor& bias, const Tensor& out) override;
+  void geglu(const Tensor& gate, const Tensor& up, const Tensor& out) override;
+  void scale(const Tensor& x, float factor, const Tensor& out) override;
   void attention(const AttentionParams& params) override;
   void masked_attention(const MaskedAttentionParams& params) override;
   void cache_update(const Tensor& cache, const Tensor& keep, const Tensor& insert,
@@ -47,12 +51,13 @@ class CpuBackend final : public Backend {
   cpu::ThreadPool* pool() const { return pool_.get(); }
 
  private:
-  // RoPE's angles for this head size and theta, cached for the first
+  // RoPE's angles for this head size and rotation, cached for the first
   // rope_positions_ positions (the rope op and keys rotated at read time).
-  const cpu::RopeTable& rope_table(int64_t head_dim, float theta);
+  const cpu::RopeTable& rope_table(int64_t head_dim, const RopeSpec& rope);
 
   std::unique_ptr<cpu::ThreadPool> pool_;
-  // One per head size and theta in use (a draft model may differ from the target).
+  // One per head size and rotation in use (a draft model may differ from the
+  // target; gemma3's local and global layers differ).
   std::vector<std::unique_ptr<cpu::RopeTable>> ropes_;
   int64_t rope_positions_ = 0;
   int64_t max_context_ = 0;

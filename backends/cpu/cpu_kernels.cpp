@@ -242,4 +242,63 @@ void add(const Tensor& a, const Tensor& b, const Tensor& out, ThreadPool* pool) 
       min_chunk_for(1, 65536));
 }
 
+void add_bias(const Tensor& x, const Tensor& bias, const Tensor& out, ThreadPool* pool) {
+  const int64_t n = x.dim(0);
+  const int64_t d = x.dim(1);
+  TESSERA_DCHECK(pool != nullptr, "add_bias: no thread pool");
+  TESSERA_DCHECK(x.rank == 2 && out.rank == 2 && out.dim(0) == n && out.dim(1) == d,
+                 "add_bias: x and out are [n, d]");
+  TESSERA_DCHECK(bias.elements() == d && bias.dtype == DType::kF32, "add_bias: bias is f32 [d]");
+  TESSERA_DCHECK(inner_contiguous(x) && inner_contiguous(out), "add_bias: inner stride");
+  const float* b = bias.f32();
+  pool->parallel_for(
+      0, n,
+      [&](int64_t begin, int64_t end, int) {
+        for (int64_t t = begin; t < end; ++t) {
+          const float* xt = x.f32() + t * x.stride[0];
+          float* ot = out.f32() + t * out.stride[0];
+          for (int64_t i = 0; i < d; ++i) ot[i] = xt[i] + b[i];
+        }
+      },
+      min_chunk_for(d));
+}
+
+void geglu(const Tensor& gate, const Tensor& up, const Tensor& out, ThreadPool* pool) {
+  const int64_t count = out.elements();
+  TESSERA_DCHECK(pool != nullptr, "geglu: no thread pool");
+  TESSERA_DCHECK(gate.elements() == count && up.elements() == count, "geglu: shapes differ");
+  TESSERA_DCHECK(gate.is_contiguous() && up.is_contiguous() && out.is_contiguous(),
+                 "geglu: tensors must be contiguous");
+  const float* g = gate.f32();
+  const float* u = up.f32();
+  float* o = out.f32();
+  constexpr float kSqrt2OverPi = 0.7978845608028654f;
+  pool->parallel_for(
+      0, count,
+      [&](int64_t begin, int64_t end, int) {
+        for (int64_t i = begin; i < end; ++i) {
+          const float x = g[i];
+          const float gelu =
+              0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * x * (1.0f + 0.044715f * x * x)));
+          o[i] = gelu * u[i];
+        }
+      },
+      min_chunk_for(16));
+}
+
+void scale(const Tensor& x, float factor, const Tensor& out, ThreadPool* pool) {
+  const int64_t count = out.elements();
+  TESSERA_DCHECK(pool != nullptr, "scale: no thread pool");
+  TESSERA_DCHECK(x.elements() == count && x.is_contiguous() && out.is_contiguous(),
+                 "scale: x and out are contiguous, of one size");
+  const float* xd = x.f32();
+  float* od = out.f32();
+  pool->parallel_for(
+      0, count,
+      [&](int64_t begin, int64_t end, int) {
+        for (int64_t i = begin; i < end; ++i) od[i] = xd[i] * factor;
+      },
+      min_chunk_for(1, 65536));
+}
+
 }  // namespace tessera::cpu

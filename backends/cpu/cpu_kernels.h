@@ -55,6 +55,15 @@ void swiglu(const Tensor& gate, const Tensor& up, const Tensor& out, ThreadPool*
 // out = a + b, all f32 of one shape (contiguous). out may alias a or b.
 void add(const Tensor& a, const Tensor& b, const Tensor& out, ThreadPool* pool);
 
+// out[t, :] = x[t, :] + bias; x, out f32 [n, d] (out may alias x), bias f32 [d].
+void add_bias(const Tensor& x, const Tensor& bias, const Tensor& out, ThreadPool* pool);
+
+// out = gelu_tanh(gate) * up, contiguous f32 of one size (out may alias gate).
+void geglu(const Tensor& gate, const Tensor& up, const Tensor& out, ThreadPool* pool);
+
+// out = x * factor, contiguous f32 of one size (out may alias x).
+void scale(const Tensor& x, float factor, const Tensor& out, ThreadPool* pool);
+
 // Grouped-query attention as Backend::attention describes it (per token and
 // kv head, every visible key is scored once for all the query heads that read
 // it; the softmax in fixed chunks of visible keys merged in order, so a long

@@ -1,7 +1,7 @@
-// The compute interface every backend implements: the op set of the llama
-// transformer. The CPU backend is the reference; others are tested op by op
-// against it. Ops take pre-validated views and return void (hot path);
-// anything a user can cause is checked earlier and reported as a Status.
+// The compute interface every backend implements: the op set of the
+// transformer families core/model/layer_spec.h describes. The CPU backend is the reference; others
+// are tested op by op against it. Ops take pre-validated views and return void (hot path); anything
+// a user can cause is checked earlier and reported as a Status.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 
+#include "core/backend/rope_spec.h"
 #include "core/cache/kv_view.h"
 #include "core/plugin/plugin_object.h"
 #include "core/status/status.h"
@@ -61,8 +62,8 @@ struct AttentionParams {
   InBatchVisibility in_batch;
   WindowRule rule;  // the store's: which keys (stored and in-batch) a query sees
   StoredKeys stored_keys = StoredKeys::kRotated;
-  float rope_theta = 10000.0f;  // for keys rotated at read, and sinks moved by `reassign`
-  Tensor out;                   // f32 [n, heads, head_dim]
+  RopeSpec rope;  // the layer's: for keys rotated at read, and sinks moved by `reassign`
+  Tensor out;     // f32 [n, heads, head_dim]
 };
 
 // One fixed-shape attention call (the embedded block-diffusion step,
@@ -113,13 +114,26 @@ class Backend : public PluginObject {
   virtual void matmul(const Tensor& x, const Tensor& w, const Tensor& out) = 0;
   // out[t] = x[t] / sqrt(mean(x[t]^2) + eps) * weight. x, out f32 [n, d]; weight f32 [d].
   virtual void rms_norm(const Tensor& x, const Tensor& weight, float eps, const Tensor& out) = 0;
-  // Rotates adjacent pairs (2i, 2i+1) of every head by position * theta^(-2i/head_dim),
-  // in place. x f32 [n, heads, head_dim]; positions has n entries.
-  virtual void rope(const Tensor& x, std::span<const int32_t> positions, float theta) = 0;
+  // Rotates the pairs of every head as `rope` says (RopeSpec), in place.
+  // x f32 [n, heads, head_dim]; positions has n entries.
+  virtual void rope(const Tensor& x, std::span<const int32_t> positions, const RopeSpec& rope) = 0;
+  // Llama's RoPE: adjacent pairs turned by position * theta^(-2i/head_dim).
+  void rope(const Tensor& x, std::span<const int32_t> positions, float theta) {
+    rope(x, positions, llama_rope(theta));
+  }
   // out = silu(gate) * up, all f32 [n, h].
   virtual void swiglu(const Tensor& gate, const Tensor& up, const Tensor& out) = 0;
   // out = a + b, all f32 of the same shape (out may alias a).
   virtual void add(const Tensor& a, const Tensor& b, const Tensor& out) = 0;
+  // out[t, :] = x[t, :] + bias: x, out f32 [n, d] (out may alias x), bias f32
+  // [d] (qwen2's q/k/v biases). (ABI 4.0)
+  virtual void add_bias(const Tensor& x, const Tensor& bias, const Tensor& out) = 0;
+  // out = gelu(gate) * up with GELU's tanh form, 0.5 g (1 + tanh(sqrt(2/pi)
+  // (g + 0.044715 g^3))), all f32 [n, h] (gemma3's feed-forward). (ABI 4.0)
+  virtual void geglu(const Tensor& gate, const Tensor& up, const Tensor& out) = 0;
+  // out = x * factor, f32 of one shape (out may alias x): gemma3's embedding
+  // scale. (ABI 4.0)
+  virtual void scale(const Tensor& x, float factor, const Tensor& out) = 0;
   // Scaled dot-product attention with grouped KV heads (query head h reads kv
   // head h / (heads / kv_heads)). Token i attends to the entries of
   // views[view_of[i]] and the batch tokens in_batch lets it see, each kept only

@@ -10,10 +10,12 @@ std::vector<Tensor*> weight_tensors(ModelWeights& weights) {
   std::vector<Tensor*> out = {&weights.token_embedding};
   for (LayerWeights& layer : weights.layers)
     for (Tensor* t : {&layer.attn_norm, &layer.wq, &layer.wk, &layer.wv, &layer.wo, &layer.ffn_norm,
-                      &layer.w1, &layer.w2, &layer.w3})
-      out.push_back(t);
+                      &layer.w1, &layer.w2, &layer.w3, &layer.bq, &layer.bk, &layer.bv,
+                      &layer.q_norm, &layer.k_norm, &layer.post_attn_norm, &layer.post_ffn_norm})
+      if (t->data != nullptr) out.push_back(t);  // an architecture's optional tensors
   out.push_back(&weights.output_norm);
   out.push_back(&weights.output);
+  if (weights.rope_freqs.data != nullptr) out.push_back(&weights.rope_freqs);
   return out;
 }
 

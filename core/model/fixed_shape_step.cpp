@@ -5,7 +5,7 @@
 #include <limits>
 #include <string>
 
-#include "core/model/feed_forward.h"
+#include "core/model/layer_blocks.h"
 
 namespace tessera {
 namespace {
@@ -17,13 +17,22 @@ Tensor f32(float* data, std::initializer_list<int64_t> shape) {
 }  // namespace
 
 FixedShapeStep::FixedShapeStep(const LoadedModel& model, Backend& backend)
-    : model_(model), backend_(backend) {}
+    : model_(model), backend_(backend), specs_(layer_specs(model.config)) {}
 
 Result<std::unique_ptr<FixedShapeStep>> FixedShapeStep::create(const LoadedModel& model,
                                                                Backend& backend, int block,
                                                                int64_t slots) {
   if (block < 1 || slots < 1)
     return invalid_argument("a fixed-shape step needs a block and a cache of at least one token");
+  // The step's mask is the batch's and the cache's; a sliding window and
+  // the logit soft cap are not in it yet.
+  for (const LayerSpec& spec : layer_specs(model.config))
+    if (spec.sliding_window > 0)
+      return unimplemented("the fixed-shape step has no sliding-window layers (" +
+                           model.config.architecture + "); run the model without it");
+  if (model.config.final_logit_softcap > 0.0f)
+    return unimplemented("the fixed-shape step has no final logit soft cap (" +
+                         model.config.architecture + "); run the model without it");
   std::unique_ptr<FixedShapeStep> step(new FixedShapeStep(model, backend));
   RETURN_IF_ERROR(step->allocate(block, slots));
   return step;
@@ -70,7 +79,8 @@ Status FixedShapeStep::allocate(int block, int64_t slots) {
   backend_.masked_attention(warm);
   // Likewise RoPE's table for this head size (zeros rotated at position 0).
   std::fill_n(q_, static_cast<std::size_t>(blk) * q_width, 0.0f);
-  backend_.rope(warm.q, inputs_.positions, c.rope_theta);
+  for (const LayerSpec& spec : specs_)
+    backend_.rope(warm.q, inputs_.positions, layer_rope(c, model_.weights, spec));
   return ok_status();
 }
 
@@ -116,25 +126,25 @@ Result<std::span<const float>> FixedShapeStep::run(CheckedCacheStore& cache, con
   const int64_t n = inputs_.block;
   const Tensor x = f32(x_, {n, c.dim});
   const Tensor xb = f32(xb_, {n, c.dim});
-  const Tensor q = f32(q_, {n, c.n_heads, c.head_dim});
-  const Tensor k = f32(k_, {n, c.n_kv_heads, c.head_dim});
   const int64_t q_width = static_cast<int64_t>(c.n_heads) * c.head_dim;
-  const int64_t kv_width = static_cast<int64_t>(c.n_kv_heads) * c.head_dim;
-  const Tensor gate = f32(gate_, {n, c.hidden_dim});
-  const Tensor up = f32(up_, {n, c.hidden_dim});
+  LayerActivations act;
+  act.x = x;
+  act.xb = xb;
+  act.q = f32(q_, {n, c.n_heads, c.head_dim});
+  act.k = f32(k_, {n, c.n_kv_heads, c.head_dim});
+  act.v = f32(v_, {n, c.n_kv_heads, c.head_dim});
+  act.gate = f32(gate_, {n, c.hidden_dim});
+  act.up = f32(up_, {n, c.hidden_dim});
   backend_.embedding(w.token_embedding, inputs_.tokens, x);
+  if (c.embedding_scale != 1.0f) backend_.scale(x, c.embedding_scale, x);
   for (int l = 0; l < c.n_layers; ++l) {
-    const LayerWeights& lw = w.layers[static_cast<std::size_t>(l)];
-    backend_.rms_norm(x, lw.attn_norm, c.rms_eps, xb);
-    backend_.matmul(xb, lw.wq, f32(q_, {n, q_width}));
-    backend_.matmul(xb, lw.wk, f32(k_, {n, kv_width}));
-    backend_.matmul(xb, lw.wv, f32(v_, {n, kv_width}));
-    backend_.rope(q, inputs_.positions, c.rope_theta);
-    backend_.rope(k, inputs_.positions, c.rope_theta);
+    const auto layer = static_cast<std::size_t>(l);
+    const LayerWeights& lw = w.layers[layer];
+    attention_inputs(backend_, c, specs_[layer], layer_rope(c, w, specs_[layer]), lw, act,
+                     inputs_.positions, true);
     RETURN_IF_ERROR(attend(cache, seq, l));
-    backend_.matmul(f32(attn_, {n, q_width}), lw.wo, xb);
-    backend_.add(x, xb, x);
-    feed_forward_block(backend_, lw, c.rms_eps, x, xb, gate, up);
+    attention_output(backend_, c, specs_[layer], lw, f32(attn_, {n, q_width}), act);
+    feed_forward_block(backend_, c, specs_[layer], lw, act);
   }
   backend_.rms_norm(x, w.output_norm, c.rms_eps, xb);
   backend_.matmul(xb, w.output, f32(logits_, {n, c.vocab_size}));

@@ -60,6 +60,7 @@ class FixedShapeStep {
   const LoadedModel& model_;
   Backend& backend_;
   FixedStepInputs inputs_;
+  std::vector<LayerSpec> specs_;  // what each layer does
   std::vector<std::unique_ptr<Buffer>> buffers_;
   // [block, ...] activations, allocated once.
   float* x_ = nullptr;

@@ -5,6 +5,7 @@
 #include <limits>
 #include <memory>
 
+#include "core/model/architecture.h"
 #include "core/tokenizer/llama_cpp_token_rules.h"
 #include "core/tokenizer/tokenizer_pipeline.h"
 #include "core/util/suggest.h"
@@ -59,50 +60,89 @@ Status read_diffusion_keys(const GgufFile& gguf, ModelConfig& c) {
   return ok_status();
 }
 
+// The head size: <arch>.attention.key_length when present (qwen3 and gemma3
+// have head_dim != dim / heads), which value_length must equal (the cache
+// holds keys and values of one width).
+Result<uint32_t> read_head_dim(const GgufFile& gguf, const Architecture& arch, uint32_t dim,
+                               uint32_t heads) {
+  const std::string key_length = arch_key(arch, "attention.key_length");
+  const std::string value_length = arch_key(arch, "attention.value_length");
+  uint32_t head_dim = 0;
+  if (gguf.has(key_length)) {
+    ASSIGN_OR_RETURN(head_dim, required_u32(gguf, key_length, kMaxWidth));
+  } else {
+    if (dim % heads != 0)
+      return data_loss(gguf.path() + ": " + arch_key(arch, "embedding_length") + " " +
+                       std::to_string(dim) + " is not divisible by " +
+                       arch_key(arch, "attention.head_count") + " " + std::to_string(heads) +
+                       " (and there is no " + key_length + ")");
+    head_dim = dim / heads;
+  }
+  if (gguf.has(value_length)) {
+    ASSIGN_OR_RETURN(uint32_t v, required_u32(gguf, value_length, kMaxWidth));
+    if (v != head_dim)
+      return data_loss(gguf.path() + ": " + value_length + " " + std::to_string(v) +
+                       " differs from the key head size " + std::to_string(head_dim) +
+                       "; keys and values of different widths are not supported");
+  }
+  const std::string rope_dims = arch_key(arch, "rope.dimension_count");
+  if (gguf.has(rope_dims)) {
+    ASSIGN_OR_RETURN(uint32_t rot, gguf.get_u32(rope_dims));
+    if (rot != head_dim)
+      return data_loss(gguf.path() + ": " + rope_dims + " is " + std::to_string(rot) +
+                       " but the head size is " + std::to_string(head_dim) +
+                       "; RoPE over part of a head is not supported");
+  }
+  return head_dim;
+}
+
 Result<ModelConfig> read_config(const GgufFile& gguf) {
   ModelConfig c;
   if (!gguf.has("general.architecture"))
     return data_loss(gguf.path() + ": missing required key 'general.architecture'");
   ASSIGN_OR_RETURN(c.architecture, gguf.get_string("general.architecture"));
-  if (c.architecture != "llama")
+  const Architecture* found = find_architecture(c.architecture);
+  if (found == nullptr)
     return unimplemented(gguf.path() + ": architecture '" + c.architecture +
-                         "' is not supported (supported: llama)");
+                         "' is not supported (supported: " + supported_architectures() + ")");
+  const Architecture& arch = *found;
+  const auto key = [&](std::string_view suffix) { return arch_key(arch, suffix); };
   ASSIGN_OR_RETURN(c.name, gguf.get_string_or("general.name", ""));
 
-  ASSIGN_OR_RETURN(uint32_t dim, required_u32(gguf, "llama.embedding_length", kMaxWidth));
-  ASSIGN_OR_RETURN(uint32_t hidden, required_u32(gguf, "llama.feed_forward_length", kMaxWidth));
-  ASSIGN_OR_RETURN(uint32_t layers, required_u32(gguf, "llama.block_count", kMaxLayers));
-  ASSIGN_OR_RETURN(uint32_t heads, required_u32(gguf, "llama.attention.head_count", kMaxHeads));
+  ASSIGN_OR_RETURN(uint32_t dim, required_u32(gguf, key("embedding_length"), kMaxWidth));
+  ASSIGN_OR_RETURN(uint32_t hidden, required_u32(gguf, key("feed_forward_length"), kMaxWidth));
+  ASSIGN_OR_RETURN(uint32_t layers, required_u32(gguf, key("block_count"), kMaxLayers));
+  ASSIGN_OR_RETURN(uint32_t heads, required_u32(gguf, key("attention.head_count"), kMaxHeads));
   uint32_t kv_heads = heads;
-  if (gguf.has("llama.attention.head_count_kv")) {
-    ASSIGN_OR_RETURN(kv_heads, required_u32(gguf, "llama.attention.head_count_kv", kMaxHeads));
+  if (gguf.has(key("attention.head_count_kv"))) {
+    ASSIGN_OR_RETURN(kv_heads, required_u32(gguf, key("attention.head_count_kv"), kMaxHeads));
   }
   ASSIGN_OR_RETURN(uint32_t context,
-                   required_u32(gguf, "llama.context_length",
+                   required_u32(gguf, key("context_length"),
                                 static_cast<uint32_t>(std::numeric_limits<int32_t>::max())));
-  ASSIGN_OR_RETURN(c.rms_eps, gguf.get_f32_or("llama.attention.layer_norm_rms_epsilon", 1e-5f));
-  ASSIGN_OR_RETURN(c.rope_theta, gguf.get_f32_or("llama.rope.freq_base", 10000.0f));
+  ASSIGN_OR_RETURN(c.rms_eps, gguf.get_f32_or(key("attention.layer_norm_rms_epsilon"), 1e-5f));
+  ASSIGN_OR_RETURN(c.rope_theta, gguf.get_f32_or(key("rope.freq_base"), 10000.0f));
+  ASSIGN_OR_RETURN(uint32_t head_dim, read_head_dim(gguf, arch, dim, heads));
 
-  if (dim % heads != 0)
-    return data_loss(gguf.path() + ": llama.embedding_length " + std::to_string(dim) +
-                     " is not divisible by llama.attention.head_count " + std::to_string(heads));
   if (heads % kv_heads != 0)
-    return data_loss(gguf.path() + ": llama.attention.head_count " + std::to_string(heads) +
-                     " is not divisible by llama.attention.head_count_kv " +
-                     std::to_string(kv_heads));
+    return data_loss(gguf.path() + ": " + key("attention.head_count") + " " +
+                     std::to_string(heads) + " is not divisible by " +
+                     key("attention.head_count_kv") + " " + std::to_string(kv_heads));
   if (!(c.rms_eps > 0.0f) || !std::isfinite(c.rms_eps))
-    return data_loss(gguf.path() + ": llama.attention.layer_norm_rms_epsilon must be positive");
+    return data_loss(gguf.path() + ": " + key("attention.layer_norm_rms_epsilon") +
+                     " must be positive");
   if (!(c.rope_theta > 0.0f) || !std::isfinite(c.rope_theta))
-    return data_loss(gguf.path() + ": llama.rope.freq_base must be positive");
+    return data_loss(gguf.path() + ": " + key("rope.freq_base") + " must be positive");
 
   c.dim = static_cast<int>(dim);
   c.hidden_dim = static_cast<int>(hidden);
   c.n_layers = static_cast<int>(layers);
   c.n_heads = static_cast<int>(heads);
   c.n_kv_heads = static_cast<int>(kv_heads);
-  c.head_dim = c.dim / c.n_heads;
+  c.head_dim = static_cast<int>(head_dim);
   c.context_length = static_cast<int>(context);
   RETURN_IF_ERROR(read_diffusion_keys(gguf, c));
+  RETURN_IF_ERROR(read_layer_specs(gguf, arch, c));
   return c;
 }
 
@@ -130,6 +170,45 @@ Result<Tensor> expect_tensor(const GgufFile& gguf, const std::string& name,
     return data_loss(gguf.path() + ": tensor '" + name + "' has shape " + info->shape_string() +
                      ", expected " + expected);
   return gguf.tensor(*info);
+}
+
+// Like expect_tensor, but absent gives an empty tensor (data null).
+Result<Tensor> optional_tensor(const GgufFile& gguf, const std::string& name,
+                               const std::vector<int64_t>& shape, std::string_view meaning) {
+  if (gguf.find_tensor(name) == nullptr) return Tensor{};
+  return expect_tensor(gguf, name, shape, meaning);
+}
+
+// An f32 tensor (norms, biases, RoPE factors: the forward reads them as f32,
+// and converters keep them so).
+Result<Tensor> expect_f32(const GgufFile& gguf, const std::string& name, Tensor t) {
+  if (t.data != nullptr && t.dtype != DType::kF32)
+    return unimplemented(gguf.path() + ": tensor '" + name + "' is " +
+                         std::string(dtype_name(t.dtype)) +
+                         "; the forward needs it in f32 (converters keep norms and biases f32)");
+  return t;
+}
+
+// An optional f32 vector of `size` (rope_freqs.weight), empty when absent.
+Result<Tensor> f32_tensor_or_empty(const GgufFile& gguf, const std::string& name, int64_t size) {
+  ASSIGN_OR_RETURN(Tensor t, optional_tensor(gguf, name, {size}, "[head_dim / 2]"));
+  return expect_f32(gguf, name, t);
+}
+
+// Tensors llama.cpp would use that this forward has no place for: refused
+// rather than silently left out.
+Status refuse_unused_tensors(const GgufFile& gguf) {
+  static constexpr std::string_view kUnsupported[] = {"attn_qkv.weight", "attn_output.bias",
+                                                      "ffn_gate.bias",   "ffn_up.bias",
+                                                      "ffn_down.bias",   "output.bias"};
+  for (const GgufTensorInfo& t : gguf.tensors())
+    for (std::string_view suffix : kUnsupported)
+      if (t.name.size() >= suffix.size() &&
+          t.name.compare(t.name.size() - suffix.size(), suffix.size(), suffix) == 0)
+        return unimplemented(gguf.path() + ": tensor '" + t.name +
+                             "' is not supported by this runtime (no fused QKV, output or "
+                             "feed-forward biases)");
+  return ok_status();
 }
 
 // A special token id: absent gives `fallback`; -1 (or u32 0xffffffff) means none.
@@ -259,9 +338,15 @@ Result<LoadedModel> load_gguf_model(const GgufFile& gguf) {
   ASSIGN_OR_RETURN(w.token_embedding,
                    expect_tensor(gguf, "token_embd.weight", {vocab, dim}, "[vocab, dim]"));
   w.layers.resize(static_cast<std::size_t>(c.n_layers));
+  const int64_t head_dim = c.head_dim;
   for (int l = 0; l < c.n_layers; ++l) {
     LayerWeights& L = w.layers[static_cast<std::size_t>(l)];
+    LayerSpec& spec = c.layers[static_cast<std::size_t>(l)];
     const std::string blk = "blk." + std::to_string(l) + ".";
+    const auto f32_tensor = [&](const std::string& name, Result<Tensor> t) -> Result<Tensor> {
+      if (!t.ok()) return t.status();
+      return expect_f32(gguf, name, *t);
+    };
     ASSIGN_OR_RETURN(L.attn_norm, expect_tensor(gguf, blk + "attn_norm.weight", {dim}, "[dim]"));
     ASSIGN_OR_RETURN(L.wq, expect_tensor(gguf, blk + "attn_q.weight", {q_dim, dim},
                                          "[n_heads * head_dim, dim]"));
@@ -278,7 +363,43 @@ Result<LoadedModel> load_gguf_model(const GgufFile& gguf) {
         L.w2, expect_tensor(gguf, blk + "ffn_down.weight", {dim, hidden}, "[dim, hidden_dim]"));
     ASSIGN_OR_RETURN(
         L.w3, expect_tensor(gguf, blk + "ffn_up.weight", {hidden, dim}, "[hidden_dim, dim]"));
+    // q/k/v biases: optional for every architecture, as in llama.cpp (qwen2 has them).
+    const std::string bq = blk + "attn_q.bias", bk = blk + "attn_k.bias", bv = blk + "attn_v.bias";
+    ASSIGN_OR_RETURN(L.bq,
+                     f32_tensor(bq, optional_tensor(gguf, bq, {q_dim}, "[n_heads * head_dim]")));
+    ASSIGN_OR_RETURN(
+        L.bk, f32_tensor(bk, optional_tensor(gguf, bk, {kv_dim}, "[n_kv_heads * head_dim]")));
+    ASSIGN_OR_RETURN(
+        L.bv, f32_tensor(bv, optional_tensor(gguf, bv, {kv_dim}, "[n_kv_heads * head_dim]")));
+    const int biases = (L.bq.data != nullptr) + (L.bk.data != nullptr) + (L.bv.data != nullptr);
+    if (biases != 0 && biases != 3)
+      return data_loss(m.path + ": layer " + std::to_string(l) +
+                       " has some of attn_q.bias, attn_k.bias and attn_v.bias but not all three");
+    spec.qkv_bias = biases == 3;
+    if (spec.qk_norm) {
+      const std::string qn = blk + "attn_q_norm.weight", kn = blk + "attn_k_norm.weight";
+      ASSIGN_OR_RETURN(L.q_norm, f32_tensor(qn, expect_tensor(gguf, qn, {head_dim}, "[head_dim]")));
+      ASSIGN_OR_RETURN(L.k_norm, f32_tensor(kn, expect_tensor(gguf, kn, {head_dim}, "[head_dim]")));
+    }
+    if (spec.post_attention_norm) {
+      const std::string name = blk + "post_attention_norm.weight";
+      ASSIGN_OR_RETURN(L.post_attn_norm,
+                       f32_tensor(name, expect_tensor(gguf, name, {dim}, "[dim]")));
+    }
+    if (spec.post_ffn_norm) {
+      const std::string name = blk + "post_ffw_norm.weight";
+      ASSIGN_OR_RETURN(L.post_ffn_norm,
+                       f32_tensor(name, expect_tensor(gguf, name, {dim}, "[dim]")));
+    }
   }
+  // Llama 3's RoPE frequency factors: one tensor for every layer (llama.cpp
+  // duplicates blk.0's), [head_dim / 2].
+  if (find_architecture(c.architecture)->rope_freqs) {
+    ASSIGN_OR_RETURN(w.rope_freqs, f32_tensor_or_empty(gguf, "rope_freqs.weight", head_dim / 2));
+    if (w.rope_freqs.data != nullptr)
+      for (LayerSpec& spec : c.layers) spec.rope_freq_factors = true;
+  }
+  RETURN_IF_ERROR(refuse_unused_tensors(gguf));
   ASSIGN_OR_RETURN(w.output_norm, expect_tensor(gguf, "output_norm.weight", {dim}, "[dim]"));
   if (gguf.find_tensor("output.weight") != nullptr) {
     ASSIGN_OR_RETURN(w.output, expect_tensor(gguf, "output.weight", {vocab, dim}, "[vocab, dim]"));

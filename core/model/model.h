@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/model/layer_spec.h"
 #include "core/status/status.h"
 #include "core/tensor/tensor.h"
 
@@ -16,20 +17,29 @@ namespace tessera {
 
 class MappedFile;
 
-// The llama family's hyper-parameters.
+// The hyper-parameters of the llama family and its relatives (qwen2, qwen3,
+// gemma3): what differs per layer is in `layers` (core/model/layer_spec.h).
 struct ModelConfig {
-  std::string architecture = "llama";
+  std::string architecture = "llama";  // "llama" | "qwen2" | "qwen3" | "gemma3"
   std::string name;
   int dim = 0;         // embedding width
   int hidden_dim = 0;  // feed-forward width
   int n_layers = 0;
   int n_heads = 0;
   int n_kv_heads = 0;  // < n_heads means grouped-query attention
-  int head_dim = 0;    // dim / n_heads
+  int head_dim = 0;    // <arch>.attention.key_length, else dim / n_heads
   int vocab_size = 0;
   int context_length = 0;  // as the file states it
   float rms_eps = 1e-5f;
-  float rope_theta = 10000.0f;
+  float rope_theta = 10000.0f;  // <arch>.rope.freq_base (gemma3: of its global layers)
+  // The token embedding is multiplied by this before the first layer (gemma3: sqrt(dim)).
+  float embedding_scale = 1.0f;
+  // Attention's query scale; 0 means 1/sqrt(head_dim) (gemma3 27B differs).
+  float attention_scale = 0.0f;
+  // Logits become cap * tanh(logits / cap) when > 0 (<arch>.final_logit_softcapping).
+  float final_logit_softcap = 0.0f;
+  // One per layer; empty means llama's layer (layer_specs()).
+  std::vector<LayerSpec> layers;
   // Block diffusion (SDAR-style; GGUF diffusion.block_size and
   // diffusion.mask_token_id): the model denoises blocks of this many tokens,
   // aligned to absolute positions, and `mask_token_id` marks a token still to
@@ -40,17 +50,25 @@ struct ModelConfig {
   bool block_diffusion() const { return diffusion_block_size > 0; }
 };
 
-// Views into the mapped file. Matrices are row-major [out, in].
+// Views into the mapped file. Matrices are row-major [out, in]. The tensors
+// after w3 are there when the layer's LayerSpec says so (data null otherwise).
 struct LayerWeights {
-  Tensor attn_norm;  // [dim]
-  Tensor wq;         // [n_heads * head_dim, dim]
-  Tensor wk;         // [n_kv_heads * head_dim, dim]
-  Tensor wv;         // [n_kv_heads * head_dim, dim]
-  Tensor wo;         // [dim, n_heads * head_dim]
-  Tensor ffn_norm;   // [dim]
-  Tensor w1;         // gate [hidden, dim]
-  Tensor w2;         // down [dim, hidden]
-  Tensor w3;         // up   [hidden, dim]
+  Tensor attn_norm;       // [dim]
+  Tensor wq;              // [n_heads * head_dim, dim]
+  Tensor wk;              // [n_kv_heads * head_dim, dim]
+  Tensor wv;              // [n_kv_heads * head_dim, dim]
+  Tensor wo;              // [dim, n_heads * head_dim]
+  Tensor ffn_norm;        // [dim]
+  Tensor w1;              // gate [hidden, dim]
+  Tensor w2;              // down [dim, hidden]
+  Tensor w3;              // up   [hidden, dim]
+  Tensor bq;              // f32 [n_heads * head_dim]  (qkv_bias)
+  Tensor bk;              // f32 [n_kv_heads * head_dim]
+  Tensor bv;              // f32 [n_kv_heads * head_dim]
+  Tensor q_norm;          // f32 [head_dim]  (qk_norm)
+  Tensor k_norm;          // f32 [head_dim]
+  Tensor post_attn_norm;  // f32 [dim]  (post_attention_norm)
+  Tensor post_ffn_norm;   // f32 [dim]  (post_ffn_norm)
 };
 
 struct ModelWeights {
@@ -58,6 +76,7 @@ struct ModelWeights {
   std::vector<LayerWeights> layers;
   Tensor output_norm;  // [dim]
   Tensor output;       // [vocab, dim]; the embedding itself when shared
+  Tensor rope_freqs;   // f32 [head_dim / 2] (Llama 3; data null when absent)
 };
 
 enum class TokenType : int32_t {

@@ -7,7 +7,7 @@
 
 #include "core/cache/checked_cache_store.h"
 #include "core/model/batch_visibility.h"
-#include "core/model/feed_forward.h"
+#include "core/model/layer_blocks.h"
 #include "core/model/weight_check.h"
 #include "core/util/strings.h"
 
@@ -21,7 +21,7 @@ Tensor f32_view(float* data, std::initializer_list<int64_t> shape) {
 }  // namespace
 
 Transformer::Transformer(const LoadedModel& model, Backend& backend, int max_batch)
-    : model_(model), backend_(backend), max_batch_(max_batch) {}
+    : model_(model), backend_(backend), max_batch_(max_batch), specs_(layer_specs(model.config)) {}
 
 namespace {
 
@@ -45,11 +45,28 @@ Status check_weight_dtypes(const LoadedModel& model, const Backend& backend) {
   RETURN_IF_ERROR(matrix(w.token_embedding, "token embedding"));
   RETURN_IF_ERROR(matrix(w.output, "output"));
   RETURN_IF_ERROR(norm(w.output_norm, "output norm"));
+  const std::vector<LayerSpec> specs = layer_specs(model.config);
   for (std::size_t i = 0; i < w.layers.size(); ++i) {
     const LayerWeights& l = w.layers[i];
+    const LayerSpec& spec = specs[i];
     const std::string layer = "layer " + std::to_string(i) + " ";
     RETURN_IF_ERROR(norm(l.attn_norm, layer + "attention norm"));
     RETURN_IF_ERROR(norm(l.ffn_norm, layer + "ffn norm"));
+    // What the layer's description asks for (the GGUF loader checked the
+    // shapes; a hand-made model may still lack one).
+    std::vector<std::pair<const Tensor*, const char*>> extras;
+    if (spec.qkv_bias)
+      extras.insert(extras.end(), {{&l.bq, "q bias"}, {&l.bk, "k bias"}, {&l.bv, "v bias"}});
+    if (spec.qk_norm) extras.insert(extras.end(), {{&l.q_norm, "q norm"}, {&l.k_norm, "k norm"}});
+    if (spec.post_attention_norm) extras.emplace_back(&l.post_attn_norm, "post-attention norm");
+    if (spec.post_ffn_norm) extras.emplace_back(&l.post_ffn_norm, "post-ffn norm");
+    if (spec.rope_freq_factors) extras.emplace_back(&w.rope_freqs, "rope_freqs");
+    for (const auto& [tensor, name] : extras) {
+      if (tensor->data == nullptr)
+        return invalid_argument("model " + model.path + ": " + layer + "needs its " + name +
+                                " (the layer's description has it) but the weights do not");
+      RETURN_IF_ERROR(norm(*tensor, layer + name));
+    }
     for (const Tensor* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w1, &l.w2, &l.w3})
       RETURN_IF_ERROR(matrix(*m, layer + "projection"));
   }
@@ -385,14 +402,15 @@ Status Transformer::forward_chunk(CheckedCacheStore& cache, const Batch& batch, 
   build_in_batch_visibility(batch, begin, count, in_batch_);
   views_.resize(chunk_seqs_.size());
 
-  const Tensor x = f32_view(x_, {n, c.dim});
-  const Tensor xb = f32_view(xb_, {n, c.dim});
   const Tensor q = f32_view(q_, {n, c.n_heads, c.head_dim});
-  const Tensor q_flat = f32_view(q_, {n, static_cast<int64_t>(c.n_heads) * c.head_dim});
   const Tensor attn = f32_view(attn_, {n, c.n_heads, c.head_dim});
   const Tensor attn_flat = f32_view(attn_, {n, static_cast<int64_t>(c.n_heads) * c.head_dim});
-  const Tensor gate = f32_view(gate_, {n, c.hidden_dim});
-  const Tensor up = f32_view(up_, {n, c.hidden_dim});
+  LayerActivations act;
+  act.x = f32_view(x_, {n, c.dim});
+  act.xb = f32_view(xb_, {n, c.dim});
+  act.q = q;
+  act.gate = f32_view(gate_, {n, c.hidden_dim});
+  act.up = f32_view(up_, {n, c.hidden_dim});
   const bool keys_before_rope = cache.stored_keys() == StoredKeys::kBeforeRope;
   // The codec's vectors: one per head, or one per token (cache.codec_span);
   // k_new_/v_new_ keep an entry's heads contiguous either way.
@@ -411,13 +429,13 @@ Status Transformer::forward_chunk(CheckedCacheStore& cache, const Batch& batch, 
                                                static_cast<std::size_t>((count + 63) / 64 * count)),
                      (count + 63) / 64};
   // Unwindowed: WindowRule{} hides nothing and moves no sink.
-  params.rule = options.unwindowed ? WindowRule{} : cache.policy().rule;
+  const WindowRule store_rule = options.unwindowed ? WindowRule{} : cache.policy().rule;
   params.stored_keys = cache.stored_keys();
-  params.rope_theta = c.rope_theta;
   params.out = attn;
 
   if (options.layer_begin == 0) {
-    backend_.embedding(w.token_embedding, tokens, x);
+    backend_.embedding(w.token_embedding, tokens, act.x);
+    if (c.embedding_scale != 1.0f) backend_.scale(act.x, c.embedding_scale, act.x);
   } else {
     std::copy_n(options.hidden_in.data() + static_cast<std::ptrdiff_t>(begin) * c.dim,
                 static_cast<std::ptrdiff_t>(n) * c.dim, x_);
@@ -425,35 +443,34 @@ Status Transformer::forward_chunk(CheckedCacheStore& cache, const Batch& batch, 
   const int layer_end = end_layer(options);
   for (int l = options.layer_begin; l < layer_end; ++l) {
     const LayerWeights& lw = w.layers[static_cast<std::size_t>(l)];
+    const LayerSpec& spec = specs_[static_cast<std::size_t>(l)];
     const Compressor& codec = cache.codec(l);
     float* k_layer = k_new_ + l * layer_stride;
     float* v_layer = v_new_ + l * layer_stride;
-    const Tensor k = f32_view(k_layer, {n, c.n_kv_heads, c.head_dim});
+    act.k = f32_view(k_layer, {n, c.n_kv_heads, c.head_dim});
+    act.v = f32_view(v_layer, {n, c.n_kv_heads, c.head_dim});
 
-    // Attention block: x += wo * attention(rope(wq * norm(x)), rope(wk * norm(x)), wv * norm(x)),
-    // with the batch's K/V through the layer's codec, as the cache will hold them.
-    backend_.rms_norm(x, lw.attn_norm, c.rms_eps, xb);
-    backend_.matmul(xb, lw.wq, q_flat);
-    backend_.matmul(xb, lw.wk, f32_view(k_layer, {n, kv_width}));
-    backend_.matmul(xb, lw.wv, f32_view(v_layer, {n, kv_width}));
-    backend_.rope(q, positions, c.rope_theta);
-    // Attention reads the batch's keys as the cache holds them: rotated, or
-    // before RoPE (then rotated as they are read, like the stored ones).
-    if (!keys_before_rope) backend_.rope(k, positions, c.rope_theta);
+    // Attention block: x += wo * attention(q, k, v) of norm(x) as the layer
+    // describes them, with the batch's K/V through the layer's codec, as the
+    // cache will hold them. Attention reads the batch's keys as the cache
+    // holds them: rotated, or before RoPE (then rotated as they are read,
+    // like the stored ones).
+    const RopeSpec rope = layer_rope(c, w, spec);
+    attention_inputs(backend_, c, spec, rope, lw, act, positions, !keys_before_rope);
     const float* k_seen = through_codec(codec, k_layer, vectors, geometry.vector_width(), k_seen_);
     const float* v_seen = through_codec(codec, v_layer, vectors, geometry.vector_width(), v_seen_);
     params.batch_k = f32_view(const_cast<float*>(k_seen), {n, c.n_kv_heads, c.head_dim});
     params.batch_v = f32_view(const_cast<float*>(v_seen), {n, c.n_kv_heads, c.head_dim});
+    params.rope = rope;
+    params.rule = layer_window_rule(store_rule, spec.sliding_window);
     // A codec that attends encoded is read without decoding, unless keys must
     // be rotated at read time (before RoPE, or sinks moved by reassign).
     const bool encoded = codec.attends_encoded() && !codec.stores_raw_f32() && !keys_before_rope &&
                          !params.rule.reassign;
     RETURN_IF_ERROR(build_views(cache, l, encoded, options));
     backend_.attention(params);
-    backend_.matmul(attn_flat, lw.wo, xb);
-    backend_.add(x, xb, x);
-
-    feed_forward_block(backend_, lw, c.rms_eps, x, xb, gate, up);
+    attention_output(backend_, c, spec, lw, attn_flat, act);
+    feed_forward_block(backend_, c, spec, lw, act);
   }
 
   if (!output_rows_.empty()) RETURN_IF_ERROR(output_logits(first_row, positions, options));
@@ -543,6 +560,12 @@ Status Transformer::output_logits(int32_t first_row, std::span<const int32_t> po
   backend_.rms_norm(x_rows, w.output_norm, c.rms_eps, xb_rows);
   float* out = logits_ + static_cast<int64_t>(first_row) * c.vocab_size;
   backend_.matmul(xb_rows, w.output, f32_view(out, {rows, c.vocab_size}));
+  if (c.final_logit_softcap > 0.0f) {
+    const std::size_t size =
+        static_cast<std::size_t>(rows) * static_cast<std::size_t>(c.vocab_size);
+    const float cap = c.final_logit_softcap;
+    for (std::size_t i = 0; i < size; ++i) out[i] = cap * std::tanh(out[i] / cap);
+  }
   // NaN or inf weights (or an overflow) end here; the sampler and the
   // scorer may rely on finite logits.
   const std::size_t total = static_cast<std::size_t>(rows) * static_cast<std::size_t>(c.vocab_size);

@@ -1,9 +1,10 @@
-// The one forward of the llama family (RMSNorm, RoPE, grouped-query attention,
-// SwiGLU), run through Backend ops. It reads what the cache store holds for
-// each sequence of the batch, attends to it and to the batch tokens each token
-// may see (core/model/batch.h), and appends the K/V of the tokens marked
-// kWriteKv once every layer has run, so prefill, one-token decode, several
-// sequences at once and full recomputation are the same call.
+// The one forward of the llama family and its relatives (RMSNorm, RoPE,
+// grouped-query attention, gated feed-forward; what qwen2, qwen3, llama 3 and
+// gemma3 do differently per layer is their LayerSpec), run through Backend ops. It reads what the
+// cache store holds for each sequence of the batch, attends to it and to the batch tokens each
+// token may see (core/model/batch.h), and appends the K/V of the tokens marked kWriteKv once every
+// layer has run, so prefill, one-token decode, several sequences at once and full recomputation are
+// the same call.
 //
 // Codec semantics: every key and value a query reads has been through the
 // layer's codec, its own token's included: the batch's K/V are encoded and
@@ -152,6 +153,7 @@ class Transformer {
   const LoadedModel& model_;
   Backend& backend_;
   int max_batch_;
+  std::vector<LayerSpec> specs_;  // what each layer does (layer_specs())
   std::vector<std::unique_ptr<Buffer>> buffers_;
   std::size_t scratch_bytes_ = 0;
   // Scratch, each sized for max_batch tokens.

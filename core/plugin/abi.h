@@ -32,12 +32,16 @@
 // (core/cache/transient_kv.h); ForwardOptions::transient, read_store and
 // unwindowed, Transformer::pending_k/pending_v and scratch_bytes appended;
 // the restoration counters appended to DecodeCounters;
-// PluginServices::make_sized_transformer appended.
+// PluginServices::make_sized_transformer appended. 4.0: architectures
+// (qwen2, qwen3, llama 3, gemma3): Backend::rope takes a RopeSpec,
+// AttentionParams::rope replaces rope_theta, Backend::add_bias, geglu and
+// scale; ModelConfig's layer descriptions (LayerSpec) and model-wide scales,
+// LayerWeights' biases and extra norms, ModelWeights::rope_freqs.
 #ifndef TESSERA_ABI_MAJOR
-#define TESSERA_ABI_MAJOR 3
+#define TESSERA_ABI_MAJOR 4
 #endif
 #ifndef TESSERA_ABI_MINOR
-#define TESSERA_ABI_MINOR 2
+#define TESSERA_ABI_MINOR 0
 #endif
 
 #define TESSERA_STRINGIFY_INNER(x) #x

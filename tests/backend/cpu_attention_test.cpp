@@ -43,8 +43,10 @@ std::vector<float> rotate_f(const float* x, int64_t head_dim, int64_t p) {
   std::vector<float> out(x, x + head_dim);
   for (int64_t i = 0; i < head_dim; i += 2) {
     float c = 0, s = 0;
-    rope_cos_sin(p, i, head_dim, kTheta, c, s);
-    rope_rotate_pair(out.data() + i, c, s);
+    rope_cos_sin(p, i / 2, head_dim, llama_rope(kTheta), c, s);
+    const float v0 = out[static_cast<std::size_t>(i)], v1 = out[static_cast<std::size_t>(i + 1)];
+    out[static_cast<std::size_t>(i)] = v0 * c - v1 * s;
+    out[static_cast<std::size_t>(i + 1)] = v0 * s + v1 * c;
   }
   return out;
 }
@@ -141,11 +143,12 @@ std::vector<float> run(const Problem& p, int threads, int segments = 1) {
   a.in_batch = {mask, words};
   a.rule = p.rule;
   a.stored_keys = p.stored_keys;
-  a.rope_theta = kTheta;
+  a.rope.theta = kTheta;
   a.out = view(out, {p.n, p.heads, hd});
   ThreadPool pool(threads);
   RopeTable rope;
-  EXPECT_TRUE(rope.prepare(hd, kTheta, 16));  // short table: later positions take the slow path
+  EXPECT_TRUE(
+      rope.prepare(hd, llama_rope(kTheta), 16));  // short table: later positions take the slow path
   attention(a, rope, &pool);
   return out;
 }

@@ -213,7 +213,7 @@ TEST(CpuRope, MatchesReferenceForHeadDims8And16) {
       ThreadPool pool(threads);
       std::vector<float> y = x;
       RopeTable table;  // positions 0, 1, 17 from the table; 300 past it
-      ASSERT_TRUE(table.prepare(head_dim, theta, 64));
+      ASSERT_TRUE(table.prepare(head_dim, llama_rope(theta), 64));
       rope(view(y, {n, heads, head_dim}), positions, table, &pool);
       // Float angles at position 300 carry ~1e-5 relative error.
       expect_close(y, want, 1e-4, "rope");
@@ -230,7 +230,7 @@ TEST(CpuRope, PositionZeroIsTheIdentity) {
   ThreadPool pool(2);
   const std::vector<int32_t> positions = {0, 0};
   RopeTable table;
-  ASSERT_TRUE(table.prepare(head_dim, 10000.0f, 4));
+  ASSERT_TRUE(table.prepare(head_dim, llama_rope(10000.0f), 4));
   rope(view(y, {n, heads, head_dim}), positions, table, &pool);
   EXPECT_TRUE(bitwise_equal(x, y));
 }

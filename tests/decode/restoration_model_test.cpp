@@ -15,6 +15,7 @@
 #include "plugins/verifier_restored/projection_fit.h"
 #include "tests/decode/spec_test_util.h"
 #include "tests/gguf/gguf_test_util.h"
+#include "tests/model/arch_models.h"
 
 namespace tessera {
 namespace {
@@ -186,6 +187,24 @@ TEST(RestorationModel, DiffusionRestorerKeepsSinkWindowMemory) {
   // Every step past sink + window restored positions with the restorer.
   EXPECT_GT(got.stats.decode.restoration_steps, 100 - 4 - 32 - 2);
   EXPECT_GE(got.stats.decode.restorer_forwards, got.stats.decode.restoration_steps);
+}
+
+// On every architecture, restoring evicted K/V with the target itself gives
+// the tokens of a cache that keeps everything, in sink_window's memory.
+TEST(RestorationModel, TheTargetRestoringItselfIsTheFullCacheOnEveryArchitecture) {
+  for (const std::string& arch : testing::kArchitectures) {
+    SCOPED_TRACE(arch);
+    const std::string model = testing::arch_model(arch);
+    auto full = make_engine(model, "[cache]\nplugin = \"static\"\ncodec_stage = \"pre_rope\"\n");
+    auto restoring = make_engine(model, restored_by(model));
+    ASSERT_NE(full, nullptr);
+    ASSERT_NE(restoring, nullptr);
+    const GenerationRequest request = testing::request_for(*full, "", 80);
+    const testing::Generated want = testing::run(*full, request);
+    const testing::Generated got = testing::run(*restoring, request);
+    EXPECT_EQ(got.tokens, want.tokens);
+    EXPECT_GT(got.stats.decode.restoration_steps, 0);
+  }
 }
 
 }  // namespace

@@ -1,12 +1,15 @@
 // Greedy speculative decoding emits exactly the tokens of plain greedy
 // decoding, for every proposer (chain and tree), on every store and with a
-// lossy codec, including a cache that fills up (both stop at the same token).
+// lossy codec, including a cache that fills up (both stop at the same token);
+// and on each architecture's tiny synthetic model (qwen2, qwen3, llama 3,
+// gemma3: make-model's code path).
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
 #include "tests/decode/spec_test_util.h"
+#include "tests/model/arch_models.h"
 
 namespace tessera {
 namespace {
@@ -91,6 +94,54 @@ TEST(SpeculativeGreedy, StoriesDraftsForTheOneMillionModel) {
   EXPECT_GT(static_cast<double>(c.accepted) / static_cast<double>(c.drafted), 0.5);
   EXPECT_GT(static_cast<double>(c.emitted) / static_cast<double>(c.verify_steps), 2.5);
 }
+
+}  // namespace
+}  // namespace tessera
+
+namespace tessera {
+namespace {
+
+// Proposers on the architectures: the draft model of ar_draft is the tiny llama.
+constexpr ProposerCase kArchProposers[] = {
+    {"ngram", "", "proposer = \"ngram\"\n"},
+    {"self_draft", "", "proposer = \"self_draft\"\ndraft_layers = 2\n"},
+    {"tree_self_draft", "", "proposer = \"tree\"\ndraft_layers = 2\ntree_tokens = 24\n"},
+    {"ar_draft", "", "proposer = \"ar_draft\"\n"},
+};
+
+class SpeculativeGreedyOnArchitectures
+    : public ::testing::TestWithParam<std::tuple<std::string, ProposerCase, StoreCase>> {};
+
+TEST_P(SpeculativeGreedyOnArchitectures, EmitsThePlainGreedyTokens) {
+  const auto& [arch, proposer, store] = GetParam();
+  const std::string target = testing::arch_model(arch);
+  std::string decode = proposer.decode;
+  if (std::string(proposer.name) == "ar_draft")
+    decode += "draft_model = \"" + testing::arch_model("llama") + "\"\n";
+  auto plain = make_engine(target, store.cache);
+  auto spec = make_engine(target, std::string(store.cache) + "[decode]\n" + decode);
+  ASSERT_NE(plain, nullptr);
+  ASSERT_NE(spec, nullptr);
+  for (const char* text : {"", testing::kRepetitivePrompt}) {
+    const GenerationRequest request = request_for(*plain, text, testing::kSanitized ? 20 : 60);
+    const Generated want = testing::run(*plain, request);
+    const Generated got = testing::run(*spec, request);
+    EXPECT_EQ(got.tokens, want.tokens) << "prompt '" << text << "'";
+    EXPECT_EQ(got.stats.stop_reason, want.stats.stop_reason);
+    EXPECT_GT(got.stats.decode.drafted, 0);
+    EXPECT_EQ(got.stats.decode.emitted, got.stats.decode.accepted + got.stats.decode.verify_steps);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(ArchitecturesProposersAndStores, SpeculativeGreedyOnArchitectures,
+                         ::testing::Combine(::testing::Values("llama3", "qwen2", "qwen3", "gemma3"),
+                                            ::testing::ValuesIn(kArchProposers),
+                                            ::testing::Values(kStores[0], kStores[1], kStores[2],
+                                                              kStores[3])),
+                         [](const auto& test) {
+                           return std::get<0>(test.param) + "_" + std::get<1>(test.param).name +
+                                  "_" + std::get<2>(test.param).name;
+                         });
 
 }  // namespace
 }  // namespace tessera

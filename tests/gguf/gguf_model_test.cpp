@@ -110,9 +110,9 @@ struct ModelCase {
 TEST(GgufModel, ContentErrors) {
   const std::vector<ModelCase> cases = {
       {"other architecture",
-       [](GgufWriter& w) { w.set_string("general.architecture", "qwen2"); },
+       [](GgufWriter& w) { w.set_string("general.architecture", "mamba"); },
        StatusCode::kUnimplemented,
-       {"qwen2", "llama"}},
+       {"mamba", "supported: llama, qwen2, qwen3, gemma3"}},
       {"architecture not a string",
        [](GgufWriter& w) { w.set_u32("general.architecture", 1); },
        StatusCode::kDataLoss,

@@ -1,6 +1,7 @@
 // Batch invariance, bitwise, for every weight type: a token's logits are the
 // same bits whether it is decoded alone (reading the cache), inside a whole
-// prompt, or inside uneven chunks of one, at 1 and at 2 threads. Sessions and
+// prompt, or inside uneven chunks of one, at 1 and at 2 threads; and for
+// every architecture (make-model's tiny shapes, f32 and q8_0). Sessions and
 // speculative decoding rely on it; the kernels' fixed summation order
 // (backends/cpu/dot_kernels.h) is what makes it hold.
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/model/arch_models.h"
 #include "tests/model/engine_test_util.h"
 #include "tests/model/quantized_models.h"
 
@@ -35,6 +37,10 @@ std::vector<TypedModel> typed_models() {
     out.push_back({target, testing::quantized(stories, target, "stories260K")});
   out.push_back(
       {"q4_K_M", testing::quantized(testing::synthetic_256(), "q4_K_M", "synthetic-256")});
+  for (const std::string& arch : testing::kArchitectures)
+    for (const DType dtype : {DType::kF32, DType::kQ8_0})
+      out.push_back(
+          {arch + " " + std::string(dtype_name(dtype)), testing::arch_model(arch, dtype)});
   return out;
 }
 

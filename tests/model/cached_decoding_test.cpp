@@ -1,4 +1,5 @@
-// Cached decoding must equal full recomputation, and the two model formats
+// Cached decoding must equal full recomputation, on the shared llama models
+// and on each architecture's tiny synthetic model, and the two model formats
 // must give the same logits.
 #include <gtest/gtest.h>
 
@@ -7,6 +8,7 @@
 #include <numeric>
 #include <vector>
 
+#include "tests/model/arch_models.h"
 #include "tests/model/engine_test_util.h"
 
 namespace tessera {
@@ -35,10 +37,16 @@ void expect_close(const std::vector<float>& a, const std::vector<float>& b, std:
   }
 }
 
-class CachedDecoding : public ::testing::TestWithParam<const char*> {};
+// A shared model's file name, or "tiny-<arch>" for make-model's tiny shape.
+std::string model_for(const std::string& param) {
+  if (param.rfind("tiny-", 0) == 0) return testing::arch_model(param.substr(5));
+  return param;
+}
+
+class CachedDecoding : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CachedDecoding, EqualsFullRecomputeAtEveryPosition) {
-  auto engine = make_engine(GetParam());
+  auto engine = make_engine(model_for(GetParam()));
   ASSERT_NE(engine, nullptr);
   const auto tokens = greedy_sequence(*engine, 64);
   ASSERT_EQ(tokens.size(), 64u);
@@ -56,7 +64,15 @@ TEST_P(CachedDecoding, EqualsFullRecomputeAtEveryPosition) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, CachedDecoding,
-                         ::testing::Values("stories260K.gguf", "tok512-ar-1m.gguf"));
+                         ::testing::Values("stories260K.gguf", "tok512-ar-1m.gguf", "tiny-llama",
+                                           "tiny-llama3", "tiny-qwen2", "tiny-qwen3",
+                                           "tiny-gemma3"),
+                         [](const auto& param_info) {
+                           const std::string& param = param_info.param;
+                           std::string name = param.substr(0, param.find('.'));
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
 
 TEST(ModelFormats, GgufAndLlama2cGiveIdenticalLogits) {
   for (const auto& [gguf, bin] : {std::pair{"stories260K.gguf", "stories260K.bin"},

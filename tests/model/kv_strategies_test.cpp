@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/engine/perplexity.h"
+#include "tests/model/arch_models.h"
 #include "tests/model/engine_test_util.h"
 #include "tests/support/reference_forward.h"
 
@@ -38,8 +39,30 @@ bool bitwise_equal(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
-TEST(KvStrategies, EveryStoreWithIdentityGivesTheStaticTokens) {
-  auto reference = make_engine(kModel);
+// The store tests below run on stories260K and on each architecture's tiny
+// synthetic model ("tiny-<arch>", make-model's code path).
+class KvStrategiesOnModels : public ::testing::TestWithParam<std::string> {
+ protected:
+  std::string model() const {
+    const std::string& param = GetParam();
+    if (param.rfind("tiny-", 0) == 0) return testing::arch_model(param.substr(5));
+    return param;
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(Models, KvStrategiesOnModels,
+                         ::testing::Values(kModel, "tiny-llama", "tiny-llama3", "tiny-qwen2",
+                                           "tiny-qwen3", "tiny-gemma3"),
+                         [](const auto& param_info) {
+                           const std::string& param = param_info.param;
+                           std::string name = param.substr(0, param.find('.'));
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
+
+TEST_P(KvStrategiesOnModels, EveryStoreWithIdentityGivesTheStaticTokens) {
+  const std::string path = model();
+  auto reference = make_engine(path);
   ASSERT_NE(reference, nullptr);
   const auto want = greedy_sequence(*reference, 150);
   for (const std::string& cache :
@@ -56,7 +79,7 @@ TEST(KvStrategies, EveryStoreWithIdentityGivesTheStaticTokens) {
         std::string("[cache]\nplugin = \"sink_window\"\nsink = 4\nwindow = 200\n"
                     "codec_span = \"token\"\n")}) {
     SCOPED_TRACE(cache);
-    auto engine = make_engine(kModel, cache);
+    auto engine = make_engine(path, cache);
     ASSERT_NE(engine, nullptr);
     EXPECT_EQ(greedy_sequence(*engine, 150), want);
   }
@@ -64,16 +87,17 @@ TEST(KvStrategies, EveryStoreWithIdentityGivesTheStaticTokens) {
 
 // A sink_window prefill sees, for every token, exactly what one-at-a-time
 // decoding sees: the same logits, bit for bit, while the window slides.
-TEST(KvStrategies, WindowedPrefillEqualsOneTokenAtATime) {
+TEST_P(KvStrategiesOnModels, WindowedPrefillEqualsOneTokenAtATime) {
+  const std::string path = model();
   for (const std::string positions : {"keep", "reassign"}) {
     for (const std::string stage : {"post_rope", "pre_rope"}) {
       SCOPED_TRACE(positions + " " + stage);
-      auto engine = make_engine(kModel,
+      auto engine = make_engine(path,
                                 "[cache]\nplugin = \"sink_window\"\nsink = 2\nwindow = 8\n"
                                 "max_tokens = 64\npositions = \"" +
                                     positions + "\"\ncodec_stage = \"" + stage + "\"\n");
       ASSERT_NE(engine, nullptr);
-      auto reference = make_engine(kModel);
+      auto reference = make_engine(path);
       const auto tokens = greedy_sequence(*reference, 40);
       const auto one_by_one = incremental_logits(*engine, tokens);
       EXPECT_TRUE(bitwise_equal(batched_logits(*engine, tokens, tokens.size()), one_by_one));
@@ -86,8 +110,9 @@ TEST(KvStrategies, WindowedPrefillEqualsOneTokenAtATime) {
 // token at a time (attention on the encoded records) gives the logits of a
 // batched prefill (chunk-mates' K/V decoded) within float rounding, on every
 // store; and the span changes what is stored (else it would prove nothing).
-TEST(KvStrategies, OneCodecVectorPerTokenDecodesAsItPrefills) {
-  auto reference = make_engine(kModel);
+TEST_P(KvStrategiesOnModels, OneCodecVectorPerTokenDecodesAsItPrefills) {
+  const std::string path = model();
+  auto reference = make_engine(path);
   ASSERT_NE(reference, nullptr);
   const auto tokens = greedy_sequence(*reference, 40);
   const std::string lattice = "[cache.codec]\nplugin = \"lattice\"\nlattice = \"E8\"\nq = 37\n";
@@ -101,7 +126,7 @@ TEST(KvStrategies, OneCodecVectorPerTokenDecodesAsItPrefills) {
   for (const std::string store : {"static", "paged", "sink_window"}) {
     SCOPED_TRACE(store);
     auto engine = make_engine(
-        kModel, "[cache]\nplugin = \"" + store + "\"\ncodec_span = \"token\"\n" + lattice);
+        path, "[cache]\nplugin = \"" + store + "\"\ncodec_span = \"token\"\n" + lattice);
     ASSERT_NE(engine, nullptr);
     const auto one_by_one = incremental_logits(*engine, tokens);
     const auto batched = batched_logits(*engine, tokens, tokens.size());
@@ -109,9 +134,31 @@ TEST(KvStrategies, OneCodecVectorPerTokenDecodesAsItPrefills) {
     EXPECT_LT(max_difference(one_by_one, batched), 1e-3);
     if (store == "static") per_token_static = one_by_one;
   }
-  auto per_head = make_engine(kModel, "[cache]\n" + lattice);
+  auto per_head = make_engine(path, "[cache]\n" + lattice);
   ASSERT_NE(per_head, nullptr);
   EXPECT_GT(max_difference(incremental_logits(*per_head, tokens), per_token_static), 1e-2);
+}
+
+// The lossy codecs decode on every store, and the static and paged stores
+// give the same tokens through them.
+TEST_P(KvStrategiesOnModels, LossyCodecsDecodeOnEveryStore) {
+  const std::string path = model();
+  for (const std::string codec : {"int8", "int4"}) {
+    SCOPED_TRACE(codec);
+    std::vector<int32_t> on_static;
+    for (const std::string store : {"static", "paged", "sink_window"}) {
+      SCOPED_TRACE(store);
+      auto engine = make_engine(
+          path, "[cache]\nplugin = \"" + store + "\"\n[cache.codec]\nplugin = \"" + codec + "\"\n");
+      ASSERT_NE(engine, nullptr);
+      const auto tokens = greedy_sequence(*engine, 64);
+      EXPECT_EQ(tokens.size(), 64u);
+      if (store == "static") on_static = tokens;
+      if (store == "paged") {
+        EXPECT_EQ(tokens, on_static);
+      }
+    }
+  }
 }
 
 // The window changes the model's view: past the window the logits differ

@@ -28,7 +28,9 @@ inline Result<std::unique_ptr<Engine>> shared_model_engine(const std::string& mo
                                                            const std::string& extra = "",
                                                            const std::string& tokenizer = "") {
   const std::string models = std::string(TESSERA_SHARED_DIR) + "/models/";
-  std::string toml = "[model]\npath = \"" + models + model + "\"\n";
+  // An absolute path is a model elsewhere (the build tree's synthetic ones).
+  const std::string path = model.starts_with('/') ? model : models + model;
+  std::string toml = "[model]\npath = \"" + path + "\"\n";
   if (!tokenizer.empty()) toml += "tokenizer = \"" + models + tokenizer + "\"\n";
   toml += extra;
   auto config = Config::parse(toml, "inline.toml");
