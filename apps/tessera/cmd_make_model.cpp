@@ -80,7 +80,7 @@ text is noise.)",
       --vocab-from ../shared/models/stories260K.gguf --out gemma3-tiny.gguf
   tessera make-model --vocab-only --vocab-from path/to/Qwen3/tokenizer.json --out qwen3-vocab.gguf
 )",
-                       values, exit_code))
+          values, exit_code))
     return exit_code;
   if (values.count("vocab-only")) return make_vocabulary_only(values);
   SyntheticModelSpec spec;
