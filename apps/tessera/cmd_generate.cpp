@@ -165,7 +165,9 @@ int run_generate(int argc, char** argv) {
       "template", po::value<std::string>()->default_value(""),
       "with --chat: a built-in template (chatml, llama3, gemma) or a Jinja file; default: the "
       "model's own (GGUF tokenizer.chat_template or tokenizer_config.json), else chatml")(
-      "quiet,q", "print only the generated text, no statistics")(
+      "ignore-eos",
+      "generate past the vocabulary's end-of-generation tokens (as llama.cpp's "
+      "--ignore-eos)")("quiet,q", "print only the generated text, no statistics")(
       "stats",
       "after the text, print the KV cache's bytes (live, peak, reserved), the codec's "
       "bits per vector, tokens and tokens/s on stderr; with a proposer, the speculative "
@@ -205,6 +207,7 @@ once all are done. Statistics (tokens, tokens/s, why it stopped) go to stderr.
                      : tokenizer.encode(values["prompt"].as<std::string>(), /*add_bos=*/true);
   if (!prompt.ok()) return report("generate", prompt.status().with_context("--prompt"));
   request.prompt = std::move(prompt).value();
+  request.stop_at_eos = values.count("ignore-eos") == 0;
   request.max_new_tokens = values.count("max-tokens") ? values["max-tokens"].as<int64_t>()
                                                       : (*engine)->default_new_tokens();
   if (request.max_new_tokens < 0) {
