@@ -3,60 +3,23 @@
 // llama.cpp and SentencePiece give.
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "core/model/model.h"
 #include "core/tokenizer/llama2c_tokenizer_file.h"
 #include "core/tokenizer/tokenizer.h"
+#include "tests/tokenizer/vocab_cases.h"
 
 namespace tessera {
 namespace {
 
 const std::string kModels = std::string(TESSERA_SHARED_DIR) + "/models";
 
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-struct Case {
-  std::string text;
-  std::vector<int32_t> ids;
-};
-
-// .inp: each case is followed by "\n__ggml_vocab_test__\n" (the newline before
-// the separator line is not part of the case). .out: one line of ids per case.
-std::vector<Case> read_cases(const std::string& stem) {
-  const std::string inp = read_all(stem + ".inp");
-  const std::string out = read_all(stem + ".out");
-  const std::string separator = "\n__ggml_vocab_test__\n";
-  std::vector<Case> cases;
-  for (std::size_t pos = 0; pos < inp.size();) {
-    const std::size_t end = inp.find(separator, pos);
-    TESSERA_CHECK(end != std::string::npos, "test input does not end with a separator");
-    cases.push_back({inp.substr(pos, end - pos), {}});
-    pos = end + separator.size();
-  }
-  std::istringstream lines(out);
-  std::string line;
-  std::size_t i = 0;
-  while (std::getline(lines, line)) {
-    TESSERA_CHECK(i < cases.size(), "more output lines than cases");
-    std::istringstream ids(line);
-    for (int32_t id; ids >> id;) cases[i].ids.push_back(id);
-    ++i;
-  }
-  TESSERA_CHECK(i == cases.size(), "fewer output lines than cases");
-  return cases;
-}
+using testing::read_vocab_cases;
 
 void check_all_cases(const Tokenizer& t) {
-  const auto cases = read_cases(kModels + "/ggml-vocab-llama-spm.gguf");
+  const auto cases = read_vocab_cases(kModels + "/ggml-vocab-llama-spm.gguf");
   ASSERT_EQ(cases.size(), 46u);
   int passed = 0;
   for (std::size_t i = 0; i < cases.size(); ++i) {
@@ -75,7 +38,7 @@ void check_all_cases(const Tokenizer& t) {
 }
 
 TEST(LlamaSpmVectors, CaseFileIsReadAsIntended) {
-  const auto cases = read_cases(kModels + "/ggml-vocab-llama-spm.gguf");
+  const auto cases = read_vocab_cases(kModels + "/ggml-vocab-llama-spm.gguf");
   ASSERT_EQ(cases.size(), 46u);
   EXPECT_EQ(cases[0].text, "ied 4 \xc2\xbd months");
   EXPECT_EQ(cases[2].text, "");
