@@ -80,6 +80,40 @@ class SpeculativeGreedy : public ::testing::TestWithParam<std::tuple<ProposerCas
 TEST_P(SpeculativeGreedy, EmitsThePlainGreedyTokens) {
   const auto& [proposer, store] = GetParam();
   expect_plain_greedy_tokens(proposer.target, store.cache, proposer.decode, 90);
+}
+
+INSTANTIATE_TEST_SUITE_P(ProposersAndStores, SpeculativeGreedy,
+                         ::testing::Combine(::testing::ValuesIn(kProposers),
+                                            ::testing::ValuesIn(kStores)),
+                         [](const auto& test) {
+                           return std::string(std::get<0>(test.param).name) + "_" +
+                                  std::get<1>(test.param).name;
+                         });
+
+// The real pair drafts well: stories260K's tokens are mostly the target's.
+TEST(SpeculativeGreedy, StoriesDraftsForTheOneMillionModel) {
+  auto spec =
+      make_engine("tok512-ar-1m.gguf",
+                  "[decode]\nproposer = \"ar_draft\"\ndraft_model = \"stories260K.gguf\"\n");
+  ASSERT_NE(spec, nullptr);
+  const Generated got = testing::run(*spec, request_for(*spec, "", 127));
+  const DecodeCounters& c = got.stats.decode;
+  EXPECT_GT(static_cast<double>(c.accepted) / static_cast<double>(c.drafted), 0.5);
+  EXPECT_GT(static_cast<double>(c.emitted) / static_cast<double>(c.verify_steps), 2.5);
+}
+
+}  // namespace
+}  // namespace tessera
+
+namespace tessera {
+namespace {
+
+// Proposers on the architectures: the draft model of ar_draft is the tiny llama.
+constexpr ProposerCase kArchProposers[] = {
+    {"ngram", "", "proposer = \"ngram\"\n"},
+    {"self_draft", "", "proposer = \"self_draft\"\ndraft_layers = 2\n"},
+    {"tree_self_draft", "", "proposer = \"tree\"\ndraft_layers = 2\ntree_tokens = 24\n"},
+    {"ar_draft", "", "proposer = \"ar_draft\"\n"},
 };
 
 class SpeculativeGreedyOnArchitectures
