@@ -101,7 +101,7 @@ int run_chat(int argc, char** argv) {
   int exit_code = 0;
   if (!parse_arguments(argc, argv, options, {}, "usage: tessera chat --config FILE [options]",
                        R"(examples:
-  tessera chat --config configs/qwen3-synthetic.toml --system "You are terse." --stats
+  tessera chat --config configs/stories260k.toml --template chatml --system "You are terse." --stats
   printf 'Hello\nTell me more\n' | tessera chat --config FILE --max-tokens 32
   tessera chat --config configs/stories260k.toml --template chatml --input turns.txt --stats
 
