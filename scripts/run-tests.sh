@@ -9,4 +9,6 @@ preset="${1:-release}"
 scripts/install-references.sh >/dev/null
 [ -f "build/$preset/CMakeCache.txt" ] || cmake --preset "$preset" ${TESSERA_CMAKE_ARGS:-}
 cmake --build --preset "$preset"
-ctest --preset "$preset" -j "$(nproc)"
+# TESSERA_CTEST_ARGS: more ctest arguments (CI leaves the sweep CLI tests out of the
+# sanitizer run: they repeat the release run's sweeps at ten times the cost).
+ctest --preset "$preset" -j "$(nproc)" ${TESSERA_CTEST_ARGS:-}
