@@ -88,9 +88,9 @@ Result<GenerationStats> stream_one(Engine& engine, const GenerationRequest& requ
   const Tokenizer& tokenizer = engine.tokenizer();
   // The text after BOS reads as it would in a story.
   int32_t previous = tokenizer.bos();
-  const std::size_t echo_from = !echo ? request.prompt.size()
-                                : !request.prompt.empty() && request.prompt[0] == previous ? 1
-                                                                                           : 0;
+  const bool starts_with_bos = !request.prompt.empty() && request.prompt[0] == previous;
+  std::size_t echo_from = starts_with_bos ? 1 : 0;
+  if (!echo) echo_from = request.prompt.size();
   for (std::size_t i = echo_from; i < request.prompt.size(); ++i) {
     write_stdout(tokenizer.decode_token(previous, request.prompt[i]));
     previous = request.prompt[i];
