@@ -79,6 +79,9 @@ void print_cache_stats(Engine& engine, const GenerationStats& stats) {
                static_cast<long long>(tokens), static_cast<long long>(stats.prompt_tokens),
                static_cast<long long>(stats.generated_tokens), seconds,
                seconds > 0 ? static_cast<double>(tokens) / seconds : 0.0);
+  if (engine.cache().group_count() > 1)
+    std::fprintf(stderr, "kv layers:  %s (entries: the first group's)\n",
+                 engine.cache().describe_groups().c_str());
 }
 
 // The prompt echoed (unless it is a rendered chat), then the continuation

@@ -1,30 +1,33 @@
-// The only way the core reaches a CacheStore plugin. Before each call it checks
-// the arguments (a caller's mistake: NotFound, InvalidArgument, OutOfRange,
-// ResourceExhausted, FailedPrecondition); after each mutation it checks what the
-// plugin did and returns Internal, naming the plugin, when the plugin broke
-//   INV-1  every layer stores exactly `stored` K and `stored` V entries;
-//   INV-2  positions().size() == stored and positions never decrease: within
-//          each branch (kv_view.h), the shared prefix's entries counting in
-//          every branch, so every branch's positions may restart at the
-//          prefix length;
-// or the byte accounting (live <= capacity, live <= peak, peak never falls), or
-// the operation's own contract (the logical length and entry count it should
-// leave, stored <= capacity).
+// The only way the core reaches the K/V cache: one or more cache store
+// plugins, each holding a group of the model's layers, each behind a
+// CheckedStore (checked_store.h) that checks the arguments before every call
+// and INV-1 / INV-2 and the byte accounting after every mutation.
 //
-// Cost per mutation: O(layers) for INV-1; INV-2 compares the new tail of a
-// store that keeps every token, and all entries of an evicting one (whose
-// stored set is small). Nothing here allocates on success.
+// Most models have one group: every layer in the configured store. A model
+// with sliding-window layers (gemma3) whose configured store keeps every
+// token gets a second group: the sliding layers in a `sink_window` store with
+// no sinks, the layers' window and `slack` more entries (so rejected drafts
+// and a chat turn's tail can still be taken back), as llama.cpp keeps them in
+// a cache of n_swa + n_ubatch cells. Their memory stays flat however long the
+// sequence runs; the global layers keep every token.
+//
+// Across groups: every mutation goes to every group (an append that one group
+// refuses is taken back from those that took it); a layer's view, stored
+// length and dense tensors come from its group; info() and positions() are
+// the first group's (the layers that keep the most), except that
+// min_truncatable is the largest of any group. Each group's entries are the
+// newest of the first group's: a copy() is translated to each group's stored
+// indices. docs/architecture.md, "Layer groups".
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
-#include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "core/cache/cache_store.h"
+#include "core/cache/checked_store.h"
 #include "core/status/status.h"
 #include "core/tensor/tensor.h"
 
@@ -32,15 +35,24 @@ namespace tessera {
 
 class CheckedCacheStore {
  public:
-  // Takes ownership of `store`; `plugin_name` ("static") names it in messages.
+  // Takes ownership of `store` (the first group: every layer not given to
+  // another); `plugin_name` ("static") names it in messages.
   CheckedCacheStore(std::unique_ptr<CacheStore> store, std::string plugin_name);
+  ~CheckedCacheStore();
 
-  // Checks the geometry (all positive) and that there is one codec per layer,
-  // then hands both to the store. `stored_keys` records which keys the core
-  // will append (the store keeps whatever it is given). Must succeed before
-  // any other call.
+  // Before init(): `layers` (model layer indices, none in another group) are
+  // kept by `store` instead of the first group's. `role` says why in messages
+  // ("sliding-window layers").
+  Status give_layers_to(std::unique_ptr<CacheStore> store, std::string plugin_name,
+                        std::vector<int> layers, std::string role);
+
+  // Checks the geometry and that there is one codec per layer, then hands each
+  // group its layers' geometry and codecs. `stored_keys` records which keys
+  // the core will append (every store keeps whatever it is given). Must
+  // succeed before any other call.
   Status init(const CacheGeometry& geometry, std::span<const Compressor* const> layer_codecs,
               StoredKeys stored_keys = StoredKeys::kRotated);
+  // The first group's policy; keeps_branches only when every group keeps them.
   const CachePolicy& policy() const { return policy_; }
   StoredKeys stored_keys() const { return stored_keys_; }
   // The codec of a layer (the engine owns it).
@@ -54,10 +66,9 @@ class CheckedCacheStore {
 
   // positions: n entries, >= 0, never below the last position stored in the
   // entry's branch (INV-2). branches: n ids >= 0, or empty for all 0; nonzero
-  // ones need a store whose policy keeps branches. k, v: f32 [layers, n,
-  // kv_heads, head_dim] with head_dim contiguous (stride[3] == 1); borrowed
-  // for the call only. A store that does not evict must have room for n more
-  // entries.
+  // ones need a policy that keeps branches. k, v: f32 [layers, n, kv_heads,
+  // head_dim] with head_dim contiguous (stride[3] == 1); borrowed for the
+  // call only. A store that does not evict must have room for n more entries.
   Status append(SequenceId seq, std::span<const int32_t> positions,
                 std::span<const BranchId> branches, const Tensor& k, const Tensor& v);
   // The common case: every entry of the shared prefix (branch 0).
@@ -68,77 +79,80 @@ class CheckedCacheStore {
   // Fixed-shape steps (CacheStore::dense_layer): a layer's dense tensors,
   // checked to be f32 [kv_heads, capacity, head_dim]; and entries the caller
   // wrote there in place, slots [stored, stored + n), taken at `positions`
-  // with append()'s checks. A store that evicts cannot take them.
+  // with append()'s checks. A store that evicts cannot take them, nor can a
+  // cache of several groups.
   Result<DenseLayerKV> dense_layer(SequenceId seq, int layer);
   Status append_in_place(SequenceId seq, std::span<const int32_t> positions);
   // min_truncatable <= logical_length <= the current logical length.
   Status truncate(SequenceId seq, int64_t logical_length);
   // src: strictly increasing, each < stored, src[j] >= dst_start + j;
-  // 0 <= dst_start <= stored. Borrowed for the call only.
+  // 0 <= dst_start <= stored (the first group's entries). Borrowed for the
+  // call only.
   Status copy(SequenceId seq, std::span<const int64_t> src, int64_t dst_start);
 
   // The segments are checked: f32 [kv_heads, count, head_dim] each with
-  // contiguous head_dim, counts adding up to `stored`. Valid as the store's
-  // header says (until the next mutation, or next view of the sequence).
+  // contiguous head_dim, counts adding up to what the layer's group stores.
+  // Valid as the store's header says (until the next mutation, or next view
+  // of the sequence).
   Result<KVView> view(SequenceId seq, int layer);
   // The same, encoded segments allowed (their records and codec checked).
   Result<KVView> encoded_view(SequenceId seq, int layer);
 
-  bool contains(SequenceId seq) const { return sequences_.count(seq) != 0; }
+  bool contains(SequenceId seq) const { return groups_.front().store->contains(seq); }
   Result<SequenceInfo> info(SequenceId seq) const;
+  // What the layer's group stores.
   Result<int64_t> stored_length(SequenceId seq, int layer, int kv) const;
-  // Borrowed from the store; valid until the next mutation of seq.
+  // The first group's, borrowed from its store; valid until the next mutation
+  // of seq.
   Result<std::span<const int32_t>> positions(SequenceId seq) const;
   // Their branches (empty: all 0). Borrowed likewise.
   Result<std::span<const BranchId>> branches(SequenceId seq) const;
-  CacheBytes bytes() const { return store_->bytes(); }
+  // Every group's bytes added up; peak is the most ever live in all of them
+  // together.
+  CacheBytes bytes() const;
 
   const CacheGeometry& geometry() const { return geometry_; }
-  const std::string& plugin_name() const { return plugin_name_; }
-  // The wrapped store, for tests and diagnostics; calls through it are unchecked.
-  CacheStore& unchecked() { return *store_; }
+  // The first group's plugin.
+  const std::string& plugin_name() const { return groups_.front().store->plugin_name(); }
+  // How many groups and which layers each keeps ("static: layers 1, 3;
+  // sink_window (sliding-window layers): 0, 2, 4").
+  int group_count() const { return static_cast<int>(groups_.size()); }
+  std::string describe_groups() const;
+  // The first group's store, for tests and diagnostics; calls through it are
+  // unchecked.
+  CacheStore& unchecked() { return groups_.front().store->unchecked(); }
 
  private:
-  struct SequenceRecord {
-    int64_t capacity = 0;  // entries, as the store reported after allocate()
-    // Per branch, the last position a new entry of it must not go below:
-    // the latest of its own and the prefix's entries ([0]: the prefix's).
-    std::vector<int32_t> floor_of_branch = {0};
+  struct Group {
+    std::unique_ptr<CheckedStore> store;
+    std::string role;
+    std::vector<int> layers;               // model layer indices, increasing
+    std::vector<const Compressor*> codecs;  // theirs, in that order
+    std::vector<float> k_scratch, v_scratch;  // their K/V gathered for an append
+  };
+  struct LayerPlace {
+    int group = 0;
+    int local = 0;  // the layer's index within its group
   };
 
-  Status check_ready() const;
-  // append()'s checks (INV-2 per branch, the capacity) around `mutate`, the
-  // store call that adds positions.size() entries.
-  template <typename Mutate>
-  Status checked_append(std::string_view op, SequenceId seq, std::span<const int32_t> positions,
-                        std::span<const BranchId> branches, Mutate&& mutate);
-  Result<KVView> checked_view(SequenceId seq, int layer, bool encoded);
-  Result<const SequenceRecord*> find(SequenceId seq, std::string_view op) const;
-  Status check_kv_tensor(const Tensor& t, std::string_view which, int64_t n) const;
+  Result<const LayerPlace*> place_of(int layer, std::string_view op) const;
+  // This group's part of a [layers, n, kv_heads, head_dim] tensor: a view
+  // when it is the only group, else gathered into the group's scratch.
+  Tensor group_part(Group& group, const Tensor& t, bool is_k);
+  // After group `failed` refused a mutation of seq: the groups before it go
+  // back to `logical_length`.
+  Status undo_before(std::size_t failed, SequenceId seq, int64_t logical_length,
+                     const Status& why);
+  void note_peak() const;
 
-  // After a mutation `op` of seq: the logical length must be
-  // `expected_logical`, the entry count `expected_stored` (-1: any count up to
-  // the capacity, for an evicting store), INV-1 must hold, and positions from
-  // index `first_new` on must not decrease. Returns Internal naming the plugin.
-  Status check_after(std::string_view op, SequenceId seq, int64_t expected_logical,
-                     int64_t expected_stored, int64_t first_new);
-  Status check_bytes(std::string_view op);
-  // INV-2 over every stored entry, branch by branch; refreshes the record's
-  // floors. O(stored): after truncate, copy, fork and branched appends.
-  Status check_branch_positions(std::string_view op, SequenceId seq, SequenceRecord& record);
-  Status broke(std::string_view what, std::string_view op, SequenceId seq,
-               const std::string& detail) const;
-
-  std::unique_ptr<CacheStore> store_;
-  std::string plugin_name_;
+  std::vector<Group> groups_;
+  std::vector<LayerPlace> places_;  // per model layer
   CacheGeometry geometry_;
   CachePolicy policy_;
   StoredKeys stored_keys_ = StoredKeys::kRotated;
   std::vector<const Compressor*> codecs_;
   bool ready_ = false;
-  std::unordered_map<SequenceId, SequenceRecord> sequences_;
-  std::size_t last_peak_ = 0;
-  std::size_t last_copied_ = 0;
+  mutable std::size_t peak_ = 0;
 };
 
 }  // namespace tessera

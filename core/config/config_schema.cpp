@@ -113,6 +113,15 @@ constexpr ConfigKey kCoreKeys[] = {
                   "measured; published lattice deployments keep 2 + 2",
               .min = 0,
               .max = 4096}},
+    {.section = "cache",
+     .spec = {.name = "swa_full",
+              .type = kBool,
+              .default_value = "false",
+              .description =
+                  "Keep every token in a model's sliding-window layers too (llama.cpp's "
+                  "--swa-full). By default, over a store that keeps every token, those layers "
+                  "(gemma3: 5 of every 6) keep only their window plus decode.max_batch entries, "
+                  "in a sink_window store of their own, so their memory stays flat"}},
     {.section = "cache.codec",
      .spec = {.name = "plugin",
               .type = kString,

@@ -4,6 +4,7 @@
 
 #include "core/engine/engine_services.h"
 #include "core/engine/memory_budget.h"
+#include "core/engine/model_cache.h"
 #include "core/engine/model_locator.h"
 #include "core/engine/plugin_references.h"
 #include "core/engine/weight_handover.h"
@@ -134,11 +135,18 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
 
   // The cache store: created and told its geometry (it allocates nothing yet).
   const std::string stage = config.get_string("cache.codec_stage");
-  ASSIGN_OR_RETURN(auto store, create_plugin<CacheStore>(registry, *cache_rec, cache_opts));
-  engine->cache_ = std::make_unique<CheckedCacheStore>(std::move(store), cache_rec->name());
-  RETURN_IF_ERROR(
-      engine->cache_->init(geometry, engine->layer_codecs_,
-                           stage == "pre_rope" ? StoredKeys::kBeforeRope : StoredKeys::kRotated));
+  const auto max_batch = static_cast<int>(config.get_int("decode.max_batch"));
+  ModelCacheRequest cache_request;
+  cache_request.registry = &registry;
+  cache_request.store = cache_rec;
+  cache_request.store_options = &cache_opts;
+  cache_request.geometry = geometry;
+  cache_request.layer_codecs = engine->layer_codecs_;
+  cache_request.stored_keys = stage == "pre_rope" ? StoredKeys::kBeforeRope : StoredKeys::kRotated;
+  cache_request.max_tokens = config.get_int("cache.max_tokens");
+  cache_request.slack = max_batch;
+  cache_request.swa_full = config.get_bool("cache.swa_full");
+  ASSIGN_OR_RETURN(engine->cache_, make_model_cache(mc, cache_request));
   const CachePolicy& policy = engine->cache_->policy();
 
   // The memory the config asks for, checked before anything is allocated.
@@ -146,6 +154,11 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
   memory.max_tokens = config.get_int("cache.max_tokens");
   if (policy.max_entries > 0) memory.max_tokens = std::min(memory.max_tokens, policy.max_entries);
   memory.geometry = geometry;
+  if (engine->cache_->group_count() > 1) {
+    const SlidingLayers sliding = sliding_layers_of(mc, max_batch);
+    memory.sliding_layers = static_cast<int>(sliding.layers.size());
+    memory.sliding_entries = sliding.entries;
+  }
   for (const Compressor* codec : engine->layer_codecs_)
     memory.bytes_per_vector +=
         codec_bytes_per_vector(*codec, width) / (geometry.heads_per_vector * mc.n_layers);
@@ -163,7 +176,6 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
 
   // Backend and the forward's scratch.
   ASSIGN_OR_RETURN(engine->backend_, create_plugin<Backend>(registry, *backend_rec, backend_opts));
-  const auto max_batch = static_cast<int>(config.get_int("decode.max_batch"));
   BackendOptions backend_options;
   backend_options.threads = static_cast<int>(config.get_int("backend.threads"));
   backend_options.max_context = memory.max_tokens + max_batch;

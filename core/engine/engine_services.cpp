@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "core/engine/model_cache.h"
 #include "core/engine/model_locator.h"
 #include "core/engine/weight_handover.h"
 #include "core/io/mapped_file.h"
@@ -94,16 +95,21 @@ Result<std::unique_ptr<CheckedCacheStore>> EngineServices::make_cache(const Load
   const ModelConfig& c = model.config;
   layer_codec_lists_.push_back(std::make_unique<std::vector<const Compressor*>>(
       static_cast<std::size_t>(c.n_layers), identity_codec_.get()));
-  ASSIGN_OR_RETURN(auto store,
-                   tessera::create_plugin<CacheStore>(registry_, *cache_record_, cache_options_));
-  auto checked = std::make_unique<CheckedCacheStore>(std::move(store), cache_record_->name());
-  RETURN_IF_ERROR(checked
-                      ->init({c.n_layers, c.n_kv_heads, c.head_dim, 1}, *layer_codec_lists_.back(),
-                             config_.get_string("cache.codec_stage") == "pre_rope"
-                                 ? StoredKeys::kBeforeRope
-                                 : StoredKeys::kRotated)
-                      .with_context("a cache for model " + model.path));
-  return checked;
+  ModelCacheRequest request;
+  request.registry = &registry_;
+  request.store = cache_record_;
+  request.store_options = &cache_options_;
+  request.geometry = {c.n_layers, c.n_kv_heads, c.head_dim, 1};
+  request.layer_codecs = *layer_codec_lists_.back();
+  request.stored_keys = config_.get_string("cache.codec_stage") == "pre_rope"
+                            ? StoredKeys::kBeforeRope
+                            : StoredKeys::kRotated;
+  request.max_tokens = max_tokens_;
+  request.slack = max_batch_;
+  request.swa_full = config_.get_bool("cache.swa_full");
+  auto cache = make_model_cache(c, request);
+  if (!cache.ok()) return cache.status().with_context("a cache for model " + model.path);
+  return std::move(*cache);
 }
 
 Result<std::unique_ptr<PluginObject>> EngineServices::create_plugin(std::string_view kind,

@@ -36,7 +36,11 @@ std::string fix_text(const MemoryRequest& r, double budget) {
 }  // namespace
 
 double kv_cache_bytes(const MemoryRequest& request) {
-  return static_cast<double>(request.max_tokens) * bytes_per_token(request);
+  const double per_layer_token = bytes_per_token(request) / std::max(1, request.geometry.layers);
+  const int full_layers = request.geometry.layers - request.sliding_layers;
+  const int64_t sliding_tokens = std::min(request.max_tokens, request.sliding_entries);
+  return per_layer_token * (static_cast<double>(request.max_tokens) * full_layers +
+                            static_cast<double>(sliding_tokens) * request.sliding_layers);
 }
 
 double codec_bytes_per_vector(const Compressor& codec, int head_dim) {

@@ -23,10 +23,15 @@ struct MemoryRequest {
   uint64_t weight_bytes = 0;    // the model file (mapped; resident once used)
   uint64_t cap_bytes = 0;       // cache.max_memory_mib in bytes; 0 = no cap
   std::string codec_name;       // for messages
+  // Layers kept apart in a window store (model_cache.h): they hold at most
+  // sliding_entries entries per sequence, not max_tokens.
+  int sliding_layers = 0;
+  int64_t sliding_entries = 0;
 };
 
 // The KV bytes any store needs at least to hold max_tokens tokens:
-// tokens * layers * 2 (K and V) * kv_heads * bytes_per_vector.
+// tokens * layers * 2 (K and V) * kv_heads * bytes_per_vector, the sliding
+// layers kept apart counting min(tokens, sliding_entries) tokens.
 double kv_cache_bytes(const MemoryRequest& request);
 
 // The codec's storage per vector, averaged over a run (a codec may pack

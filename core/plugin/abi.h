@@ -36,9 +36,11 @@
 // (qwen2, qwen3, llama 3, gemma3): Backend::rope takes a RopeSpec,
 // AttentionParams::rope replaces rope_theta, Backend::add_bias, geglu and
 // scale; ModelConfig's layer descriptions (LayerSpec) and model-wide scales,
-// LayerWeights' biases and extra norms, ModelWeights::rope_freqs.
+// LayerWeights' biases and extra norms, ModelWeights::rope_freqs. 5.0:
+// layer groups: CheckedCacheStore holds a CheckedStore per group of layers
+// (a model's sliding-window layers kept apart).
 #ifndef TESSERA_ABI_MAJOR
-#define TESSERA_ABI_MAJOR 4
+#define TESSERA_ABI_MAJOR 5
 #endif
 #ifndef TESSERA_ABI_MINOR
 #define TESSERA_ABI_MINOR 0

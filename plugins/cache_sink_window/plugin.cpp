@@ -12,6 +12,10 @@ constexpr tessera::OptionSpec kOptions[] = {
      "keys keep their positions (keep), or the visible keys take 0..n-1 as StreamingLLM does "
      "(reassign)",
      0, 0, "keep|reassign"},
+    {"slack", tessera::OptionType::kInt, "0",
+     "entries kept beyond the window, seen by no query, so the last slack + 1 tokens can be "
+     "taken back (speculative drafts rejected, a chat turn cut at its end)",
+     0, 1 << 20},
 };
 
 }  // namespace

@@ -15,16 +15,20 @@ std::string seq_name(SequenceId seq) {
 
 SinkWindowCacheStore::SinkWindowCacheStore(const OptionValues& options)
     : SinkWindowCacheStore(options.get_int("sink"), options.get_int("window"),
-                           options.get_string("positions") == "reassign") {}
+                           options.get_string("positions") == "reassign",
+                           options.get_int("slack")) {}
 
-SinkWindowCacheStore::SinkWindowCacheStore(int64_t sink, int64_t window, bool reassign)
-    : sink_(sink), window_(window), reassign_(reassign) {}
+SinkWindowCacheStore::SinkWindowCacheStore(int64_t sink, int64_t window, bool reassign,
+                                           int64_t slack)
+    : sink_(sink), window_(window), slack_(slack), ring_(window + slack), reassign_(reassign) {}
 
 Status SinkWindowCacheStore::init(const CacheGeometry& geometry,
                                   std::span<const Compressor* const> layer_codecs) {
-  if (sink_ < 0 || window_ < 1)
-    return invalid_argument("sink_window cache: needs sink >= 0 and window >= 1, got sink " +
-                            std::to_string(sink_) + " and window " + std::to_string(window_));
+  if (sink_ < 0 || window_ < 1 || slack_ < 0)
+    return invalid_argument(
+        "sink_window cache: needs sink >= 0, window >= 1 and slack >= 0, got sink " +
+        std::to_string(sink_) + ", window " + std::to_string(window_) + " and slack " +
+        std::to_string(slack_));
   return layout_.init(geometry, layer_codecs, "sink_window cache");
 }
 
@@ -32,13 +36,13 @@ CachePolicy SinkWindowCacheStore::policy() const {
   CachePolicy p;
   p.rule = {sink_, window_, reassign_};
   p.evicts = true;
-  p.max_entries = sink_ + window_;
+  p.max_entries = sink_ + ring_;
   return p;
 }
 
 Result<SinkWindowCacheStore::Sequence> SinkWindowCacheStore::make_sequence(SequenceId seq) const {
   const CacheGeometry& g = layout_.geometry();
-  const int64_t slots = sink_ + window_;
+  const int64_t slots = sink_ + ring_;
   Sequence s;
   ASSIGN_OR_RETURN(s.arena,
                    SlotArena::create(layout_, slots, "sink_window cache: " + seq_name(seq)));
@@ -67,11 +71,11 @@ Status SinkWindowCacheStore::allocate(SequenceId seq, int64_t capacity) {
   if (sequences_.count(seq) != 0)
     return failed_precondition("sink_window cache: " + seq_name(seq) +
                                " is already allocated; release it first");
-  if (capacity < sink_ + window_)
+  if (capacity < sink_ + ring_)
     return invalid_argument(
-        "sink_window cache: sink + window = " + std::to_string(sink_ + window_) +
-        " entries, but the capacity " + "(cache.max_tokens) is " + std::to_string(capacity) +
-        "; raise cache.max_tokens or lower cache.window");
+        "sink_window cache: sink + window" + std::string(slack_ > 0 ? " + slack" : "") + " = " +
+        std::to_string(sink_ + ring_) + " entries, but the capacity " + "(cache.max_tokens) is " +
+        std::to_string(capacity) + "; raise cache.max_tokens or lower cache.window");
   ASSIGN_OR_RETURN(Sequence s, make_sequence(seq));
   bytes_.capacity += s.reserved_bytes;
   sequences_.emplace(seq, std::move(s));
@@ -110,7 +114,7 @@ Status SinkWindowCacheStore::fork(SequenceId src, SequenceId dst) {
 
 int64_t SinkWindowCacheStore::slot_of(const Sequence& s, int64_t i) const {
   if (i < s.sinks) return i;
-  return sink_ + (s.ring_start + (i - s.sinks)) % window_;
+  return sink_ + (s.ring_start + (i - s.sinks)) % ring_;
 }
 
 void SinkWindowCacheStore::drop_oldest(Sequence& s) {
@@ -119,7 +123,7 @@ void SinkWindowCacheStore::drop_oldest(Sequence& s) {
   // longer exact.
   s.min_truncatable =
       std::max(s.min_truncatable, s.logical[static_cast<std::size_t>(slot)] + window_);
-  s.ring_start = (s.ring_start + 1) % window_;
+  s.ring_start = (s.ring_start + 1) % ring_;
   --s.ring_count;
 }
 
@@ -157,15 +161,16 @@ Status SinkWindowCacheStore::append(SequenceId seq, std::span<const int32_t> pos
     if (p < sink_) {
       slot = s->sinks++;
     } else {
-      if (s->ring_count == window_) drop_oldest(*s);
-      slot = sink_ + (s->ring_start + s->ring_count) % window_;
+      if (s->ring_count == ring_) drop_oldest(*s);
+      slot = sink_ + (s->ring_start + s->ring_count) % ring_;
       ++s->ring_count;
     }
     s->arena.write(layout_, k, v, static_cast<int64_t>(i), slot, p);
     s->logical[static_cast<std::size_t>(slot)] = s->logical_length++;
-    // Entries no later query can see (gaps in the positions) go too.
+    // Entries no later query can see (gaps in the positions), even after
+    // taking back `slack` tokens, go too.
     while (s->ring_count > 1 &&
-           s->arena.positions()[static_cast<std::size_t>(sink_ + s->ring_start)] <= p - window_)
+           s->arena.positions()[static_cast<std::size_t>(sink_ + s->ring_start)] <= p - ring_)
       drop_oldest(*s);
   }
   s->min_truncatable = std::min(s->min_truncatable, s->logical_length);
@@ -182,7 +187,7 @@ Status SinkWindowCacheStore::truncate(SequenceId seq, int64_t logical_length) {
                         std::to_string(logical_length) + " tokens (it can go back to " +
                         std::to_string(s->min_truncatable) + ")");
   const std::size_t before = live_bytes(s->stored());
-  const auto newest = [&] { return sink_ + (s->ring_start + s->ring_count - 1) % window_; };
+  const auto newest = [&] { return sink_ + (s->ring_start + s->ring_count - 1) % ring_; };
   while (s->ring_count > 0 && s->logical[static_cast<std::size_t>(newest())] >= logical_length)
     --s->ring_count;
   while (s->sinks > 0 && s->logical[static_cast<std::size_t>(s->sinks - 1)] >= logical_length)
@@ -235,7 +240,7 @@ Result<KVView> SinkWindowCacheStore::make_view(SequenceId seq, int layer, bool e
   if (layer < 0 || layer >= layout_.geometry().layers)
     return out_of_range("sink_window cache: layer " + std::to_string(layer) + " of " +
                         std::to_string(layout_.geometry().layers));
-  const int64_t slots = sink_ + window_;
+  const int64_t slots = sink_ + ring_;
   std::size_t count = 0;
   const auto add = [&](int64_t first, int64_t n) {
     if (n > 0)
@@ -244,7 +249,7 @@ Result<KVView> SinkWindowCacheStore::make_view(SequenceId seq, int layer, bool e
                   : s->arena.segment(layout_, layer, first, n, s->scratch.get(), slots, first);
   };
   add(0, s->sinks);
-  const int64_t head = std::min(s->ring_count, window_ - s->ring_start);
+  const int64_t head = std::min(s->ring_count, ring_ - s->ring_start);
   add(sink_ + s->ring_start, head);
   add(sink_, s->ring_count - head);
   return KVView{std::span<const KVSegment>(s->segments.data(), count)};
@@ -252,7 +257,7 @@ Result<KVView> SinkWindowCacheStore::make_view(SequenceId seq, int layer, bool e
 
 SequenceInfo SinkWindowCacheStore::info(SequenceId seq) const {
   const Sequence& s = get(seq);
-  return {s.logical_length, s.stored(), sink_ + window_, s.min_truncatable};
+  return {s.logical_length, s.stored(), sink_ + ring_, s.min_truncatable};
 }
 
 int64_t SinkWindowCacheStore::stored_length(SequenceId seq, int /*layer*/, int /*kv*/) const {

@@ -11,9 +11,13 @@
 // [0, sink) for the sinks, then a ring of `window` slots, the oldest entry
 // overwritten once the ring is full (it is the one no later query sees).
 // Keeping `window` entries, one more than the next query needs, lets
-// truncate() take back the last token; further back, the entries it would need
-// are gone (min_truncatable says where it stops). Views: up to three
-// segments: the sinks, then the ring from its oldest entry, wrapping once.
+// truncate() take back the last token; `slack` more ring slots (entries no
+// query sees until tokens are taken back) let it go back slack + 1 tokens:
+// what speculative drafts and the sliding-window layers of a model (the
+// engine keeps them in a store like this one) need. Further back, the entries
+// it would need are gone (min_truncatable says where it stops). Views: up to
+// three segments: the sinks, then the ring from its oldest entry, wrapping
+// once (the slack entries included; the WindowRule hides them).
 #pragma once
 
 #include <array>
@@ -33,10 +37,11 @@ namespace tessera {
 
 class SinkWindowCacheStore final : public CacheStore {
  public:
-  // Options: sink (entries kept from the start), window (recent entries kept),
-  // positions ("keep" | "reassign").
+  // Options: sink (entries kept from the start), window (recent entries
+  // seen), positions ("keep" | "reassign"), slack (entries kept beyond the
+  // window so the last tokens can be taken back).
   explicit SinkWindowCacheStore(const OptionValues& options);
-  SinkWindowCacheStore(int64_t sink, int64_t window, bool reassign);
+  SinkWindowCacheStore(int64_t sink, int64_t window, bool reassign, int64_t slack = 0);
 
   Status init(const CacheGeometry& geometry,
               std::span<const Compressor* const> layer_codecs) override;
@@ -93,6 +98,8 @@ class SinkWindowCacheStore final : public CacheStore {
 
   int64_t sink_;
   int64_t window_;
+  int64_t slack_;
+  int64_t ring_;  // window + slack slots after the sinks
   bool reassign_;
   CodecLayout layout_;
   std::unordered_map<SequenceId, Sequence> sequences_;

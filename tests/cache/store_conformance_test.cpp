@@ -75,6 +75,9 @@ std::vector<Case> cases() {
        4},
       {"sink_window_reassign", [] { return std::make_unique<SinkWindowCacheStore>(3, 5, true); },
        true, 3, 5},
+      // Window 3 and slack 3: six entries kept after the sinks.
+      {"sink_window_slack", [] { return std::make_unique<SinkWindowCacheStore>(2, 3, false, 3); },
+       true, 2, 6},
   };
   const std::vector<CodecCase> codecs = {
       {"identity", [] { return std::make_unique<IdentityCodec>(); }, 4 * 8},
@@ -304,6 +307,28 @@ TEST(SinkWindowStore, TooSmallACapacityIsRefused) {
   const Status st = store.allocate(0, 32);
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(st.message().find("sink + window = 68 entries"), std::string::npos) << st.message();
+}
+
+// Slack keeps entries no query sees (the rule's window stays 3) so that
+// truncate() can take back slack + 1 tokens instead of one.
+TEST(SinkWindowStore, SlackTakesBackThatManyMoreTokens) {
+  for (const int64_t slack : {0, 3}) {
+    SCOPED_TRACE(slack);
+    CodecOwningStore store(std::make_unique<SinkWindowCacheStore>(2, 3, false, slack),
+                           "sink_window", std::make_unique<IdentityCodec>());
+    ASSERT_TRUE(store.init(kGeometry).ok());
+    EXPECT_EQ(store.policy().rule.window, 3);
+    EXPECT_EQ(store.policy().max_entries, 2 + 3 + slack);
+    ASSERT_TRUE(store.allocate(0, 16).ok());
+    KVBatch b = make_batch(kGeometry, 0, 20, 0);
+    ASSERT_TRUE(store.append(0, b.positions, b.kt, b.vt).ok());
+    const SequenceInfo info = *store.info(0);
+    EXPECT_EQ(info.stored, 2 + 3 + slack);
+    EXPECT_EQ(info.min_truncatable, 20 - (slack + 1));
+    ASSERT_TRUE(store.truncate(0, 20 - (slack + 1)).ok());
+    EXPECT_EQ(store.info(0)->stored, 2 + 2);  // what a query at the new end sees
+    EXPECT_FALSE(store.truncate(0, 20 - (slack + 2)).ok());
+  }
 }
 
 }  // namespace

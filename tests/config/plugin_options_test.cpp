@@ -104,7 +104,7 @@ TEST(PluginOptions, UnknownKeySuggestsAndListsCoreAndPluginKeys) {
   EXPECT_EQ(values.status().message(),
             "configs/p.toml:7:1: unknown key 'cache.max_tokns'; did you mean "
             "'cache.max_tokens'? keys allowed in [cache]: plugin, max_tokens, max_memory_mib, "
-            "codec_stage, codec_span, codec_skip_layers; "
+            "codec_stage, codec_span, codec_skip_layers, swa_full; "
             "cache plugin "
             "'static' has no options");
 
@@ -114,8 +114,8 @@ TEST(PluginOptions, UnknownKeySuggestsAndListsCoreAndPluginKeys) {
   EXPECT_THAT(sw.status().message(),
               HasSubstr("configs/p.toml:4:1: unknown key 'cache.windw'; did you mean "
                         "'cache.window'? keys allowed in [cache]: plugin, max_tokens, "
-                        "max_memory_mib, codec_stage, codec_span, codec_skip_layers; cache "
-                        "plugin 'sink_window': sink, window, reassign"));
+                        "max_memory_mib, codec_stage, codec_span, codec_skip_layers, swa_full; "
+                        "cache plugin 'sink_window': sink, window, reassign"));
 }
 
 TEST(PluginOptions, WrongTypeNamesThePlugin) {

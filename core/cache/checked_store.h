@@ -1,0 +1,146 @@
+// One CacheStore plugin with its checks; the core reaches stores only through
+// CheckedCacheStore (checked_cache_store.h), which holds one of these per
+// group of layers. Before each call it checks
+// the arguments (a caller's mistake: NotFound, InvalidArgument, OutOfRange,
+// ResourceExhausted, FailedPrecondition); after each mutation it checks what the
+// plugin did and returns Internal, naming the plugin, when the plugin broke
+//   INV-1  every layer stores exactly `stored` K and `stored` V entries;
+//   INV-2  positions().size() == stored and positions never decrease: within
+//          each branch (kv_view.h), the shared prefix's entries counting in
+//          every branch, so every branch's positions may restart at the
+//          prefix length;
+// or the byte accounting (live <= capacity, live <= peak, peak never falls), or
+// the operation's own contract (the logical length and entry count it should
+// leave, stored <= capacity).
+//
+// Cost per mutation: O(layers) for INV-1; INV-2 compares the new tail of a
+// store that keeps every token, and all entries of an evicting one (whose
+// stored set is small). Nothing here allocates on success.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/cache/cache_store.h"
+#include "core/status/status.h"
+#include "core/tensor/tensor.h"
+
+namespace tessera {
+
+class CheckedStore {
+ public:
+  // Takes ownership of `store`; `plugin_name` ("static") names it in messages.
+  CheckedStore(std::unique_ptr<CacheStore> store, std::string plugin_name);
+
+  // Checks the geometry (all positive) and that there is one codec per layer,
+  // then hands both to the store. `stored_keys` records which keys the core
+  // will append (the store keeps whatever it is given). Must succeed before
+  // any other call.
+  Status init(const CacheGeometry& geometry, std::span<const Compressor* const> layer_codecs,
+              StoredKeys stored_keys = StoredKeys::kRotated);
+  const CachePolicy& policy() const { return policy_; }
+  StoredKeys stored_keys() const { return stored_keys_; }
+  // The codec of a layer (the engine owns it).
+  const Compressor& codec(int layer) const { return *codecs_[static_cast<std::size_t>(layer)]; }
+
+  // capacity > 0; seq must not be allocated already.
+  Status allocate(SequenceId seq, int64_t capacity);
+  Status release(SequenceId seq);
+  // src allocated, dst not.
+  Status fork(SequenceId src, SequenceId dst);
+
+  // positions: n entries, >= 0, never below the last position stored in the
+  // entry's branch (INV-2). branches: n ids >= 0, or empty for all 0; nonzero
+  // ones need a store whose policy keeps branches. k, v: f32 [layers, n,
+  // kv_heads, head_dim] with head_dim contiguous (stride[3] == 1); borrowed
+  // for the call only. A store that does not evict must have room for n more
+  // entries.
+  Status append(SequenceId seq, std::span<const int32_t> positions,
+                std::span<const BranchId> branches, const Tensor& k, const Tensor& v);
+  // The common case: every entry of the shared prefix (branch 0).
+  Status append(SequenceId seq, std::span<const int32_t> positions, const Tensor& k,
+                const Tensor& v) {
+    return append(seq, positions, {}, k, v);
+  }
+  // Fixed-shape steps (CacheStore::dense_layer): a layer's dense tensors,
+  // checked to be f32 [kv_heads, capacity, head_dim]; and entries the caller
+  // wrote there in place, slots [stored, stored + n), taken at `positions`
+  // with append()'s checks. A store that evicts cannot take them.
+  Result<DenseLayerKV> dense_layer(SequenceId seq, int layer);
+  Status append_in_place(SequenceId seq, std::span<const int32_t> positions);
+  // min_truncatable <= logical_length <= the current logical length.
+  Status truncate(SequenceId seq, int64_t logical_length);
+  // src: strictly increasing, each < stored, src[j] >= dst_start + j;
+  // 0 <= dst_start <= stored. Borrowed for the call only.
+  Status copy(SequenceId seq, std::span<const int64_t> src, int64_t dst_start);
+
+  // The segments are checked: f32 [kv_heads, count, head_dim] each with
+  // contiguous head_dim, counts adding up to `stored`. Valid as the store's
+  // header says (until the next mutation, or next view of the sequence).
+  Result<KVView> view(SequenceId seq, int layer);
+  // The same, encoded segments allowed (their records and codec checked).
+  Result<KVView> encoded_view(SequenceId seq, int layer);
+
+  bool contains(SequenceId seq) const { return sequences_.count(seq) != 0; }
+  Result<SequenceInfo> info(SequenceId seq) const;
+  Result<int64_t> stored_length(SequenceId seq, int layer, int kv) const;
+  // Borrowed from the store; valid until the next mutation of seq.
+  Result<std::span<const int32_t>> positions(SequenceId seq) const;
+  // Their branches (empty: all 0). Borrowed likewise.
+  Result<std::span<const BranchId>> branches(SequenceId seq) const;
+  CacheBytes bytes() const { return store_->bytes(); }
+
+  const CacheGeometry& geometry() const { return geometry_; }
+  const std::string& plugin_name() const { return plugin_name_; }
+  // The wrapped store, for tests and diagnostics; calls through it are unchecked.
+  CacheStore& unchecked() { return *store_; }
+
+ private:
+  struct SequenceRecord {
+    int64_t capacity = 0;  // entries, as the store reported after allocate()
+    // Per branch, the last position a new entry of it must not go below:
+    // the latest of its own and the prefix's entries ([0]: the prefix's).
+    std::vector<int32_t> floor_of_branch = {0};
+  };
+
+  Status check_ready() const;
+  // append()'s checks (INV-2 per branch, the capacity) around `mutate`, the
+  // store call that adds positions.size() entries.
+  template <typename Mutate>
+  Status checked_append(std::string_view op, SequenceId seq, std::span<const int32_t> positions,
+                        std::span<const BranchId> branches, Mutate&& mutate);
+  Result<KVView> checked_view(SequenceId seq, int layer, bool encoded);
+  Result<const SequenceRecord*> find(SequenceId seq, std::string_view op) const;
+  Status check_kv_tensor(const Tensor& t, std::string_view which, int64_t n) const;
+
+  // After a mutation `op` of seq: the logical length must be
+  // `expected_logical`, the entry count `expected_stored` (-1: any count up to
+  // the capacity, for an evicting store), INV-1 must hold, and positions from
+  // index `first_new` on must not decrease. Returns Internal naming the plugin.
+  Status check_after(std::string_view op, SequenceId seq, int64_t expected_logical,
+                     int64_t expected_stored, int64_t first_new);
+  Status check_bytes(std::string_view op);
+  // INV-2 over every stored entry, branch by branch; refreshes the record's
+  // floors. O(stored): after truncate, copy, fork and branched appends.
+  Status check_branch_positions(std::string_view op, SequenceId seq, SequenceRecord& record);
+  Status broke(std::string_view what, std::string_view op, SequenceId seq,
+               const std::string& detail) const;
+
+  std::unique_ptr<CacheStore> store_;
+  std::string plugin_name_;
+  CacheGeometry geometry_;
+  CachePolicy policy_;
+  StoredKeys stored_keys_ = StoredKeys::kRotated;
+  std::vector<const Compressor*> codecs_;
+  bool ready_ = false;
+  std::unordered_map<SequenceId, SequenceRecord> sequences_;
+  std::size_t last_peak_ = 0;
+  std::size_t last_copied_ = 0;
+};
+
+}  // namespace tessera
