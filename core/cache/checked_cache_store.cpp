@@ -24,9 +24,8 @@ CheckedCacheStore::CheckedCacheStore(std::unique_ptr<CacheStore> store, std::str
 
 CheckedCacheStore::~CheckedCacheStore() = default;
 
-Status CheckedCacheStore::give_layers_to(std::unique_ptr<CacheStore> store,
-                                         std::string plugin_name, std::vector<int> layers,
-                                         std::string role) {
+Status CheckedCacheStore::give_layers_to(std::unique_ptr<CacheStore> store, std::string plugin_name,
+                                         std::vector<int> layers, std::string role) {
   if (ready_) return failed_precondition("cache: layer groups are set before init()");
   if (store == nullptr || layers.empty())
     return invalid_argument("cache: a layer group needs a store and at least one layer");
@@ -52,9 +51,9 @@ Status CheckedCacheStore::init(const CacheGeometry& geometry,
     for (int l = 0; l < geometry.layers; ++l) places_.push_back({0, l});
   } else {
     if (geometry.layers <= 0 || layer_codecs.size() != static_cast<std::size_t>(geometry.layers))
-      return invalid_argument("cache '" + plugin_name() + "': " +
-                              str(static_cast<int64_t>(layer_codecs.size())) + " codecs for " +
-                              str(geometry.layers) + " layers");
+      return invalid_argument("cache '" + plugin_name() +
+                              "': " + str(static_cast<int64_t>(layer_codecs.size())) +
+                              " codecs for " + str(geometry.layers) + " layers");
     places_.assign(static_cast<std::size_t>(geometry.layers), LayerPlace{-1, 0});
     for (std::size_t g = 1; g < groups_.size(); ++g)
       for (const int l : groups_[g].layers) {
@@ -68,7 +67,8 @@ Status CheckedCacheStore::init(const CacheGeometry& geometry,
     for (int l = 0; l < geometry.layers; ++l)
       if (places_[static_cast<std::size_t>(l)].group < 0) first.layers.push_back(l);
     if (first.layers.empty())
-      return invalid_argument("cache '" + plugin_name() + "': every layer is given to another group");
+      return invalid_argument("cache '" + plugin_name() +
+                              "': every layer is given to another group");
     for (std::size_t g = 0; g < groups_.size(); ++g) {
       Group& group = groups_[g];
       group.codecs.clear();
@@ -80,8 +80,7 @@ Status CheckedCacheStore::init(const CacheGeometry& geometry,
       CacheGeometry part = geometry;
       part.layers = static_cast<int>(group.layers.size());
       Status st = group.store->init(part, group.codecs, stored_keys);
-      if (!st.ok())
-        return g == 0 ? st : st.with_context("the store of the " + group.role);
+      if (!st.ok()) return g == 0 ? st : st.with_context("the store of the " + group.role);
     }
   }
   geometry_ = geometry;
@@ -170,21 +169,21 @@ Status CheckedCacheStore::append(SequenceId seq, std::span<const int32_t> positi
     if (b != 0)
       return invalid_argument("cache '" + plugin_name() + "': append to " + seq_name(seq) +
                               ": an entry of branch " + str(b) + ", but this model's " +
-                              groups_.back().role + " are kept in a store without branches; "
+                              groups_.back().role +
+                              " are kept in a store without branches; "
                               "use decode.branch_layout = \"batched\"");
   // The full tensors' shapes are checked here, the groups' parts by each group.
   const bool shaped = k.dtype == DType::kF32 && v.dtype == DType::kF32 && k.rank == 4 &&
                       v.rank == 4 && k.dim(0) == geometry_.layers && v.dim(0) == geometry_.layers &&
-                      k.dim(1) == static_cast<int64_t>(positions.size()) &&
-                      v.dim(1) == k.dim(1) && k.dim(2) == geometry_.kv_heads &&
-                      v.dim(2) == geometry_.kv_heads && k.dim(3) == geometry_.head_dim &&
-                      v.dim(3) == geometry_.head_dim && k.stride[3] == 1 && v.stride[3] == 1 &&
+                      k.dim(1) == static_cast<int64_t>(positions.size()) && v.dim(1) == k.dim(1) &&
+                      k.dim(2) == geometry_.kv_heads && v.dim(2) == geometry_.kv_heads &&
+                      k.dim(3) == geometry_.head_dim && v.dim(3) == geometry_.head_dim &&
+                      k.stride[3] == 1 && v.stride[3] == 1 &&
                       (positions.empty() || (k.data != nullptr && v.data != nullptr));
   if (!shaped)
     return invalid_argument("cache '" + plugin_name() + "': append: k is " + k.describe() +
-                            " and v " + v.describe() + ", expected f32 [" +
-                            str(geometry_.layers) + ", " +
-                            str(static_cast<int64_t>(positions.size())) + ", " +
+                            " and v " + v.describe() + ", expected f32 [" + str(geometry_.layers) +
+                            ", " + str(static_cast<int64_t>(positions.size())) + ", " +
                             str(geometry_.kv_heads) + ", " + str(geometry_.head_dim) +
                             "] with contiguous head_dim");
   for (std::size_t g = 0; g < groups_.size(); ++g) {
@@ -264,8 +263,8 @@ Status CheckedCacheStore::copy(SequenceId seq, std::span<const int64_t> src, int
   return ok_status();
 }
 
-Result<const CheckedCacheStore::LayerPlace*> CheckedCacheStore::place_of(int layer,
-                                                                         std::string_view op) const {
+Result<const CheckedCacheStore::LayerPlace*> CheckedCacheStore::place_of(
+    int layer, std::string_view op) const {
   if (!ready_)
     return failed_precondition("cache '" + plugin_name() + "': used before a successful init()");
   if (layer < 0 || layer >= static_cast<int>(places_.size()))
@@ -296,7 +295,7 @@ Result<SequenceInfo> CheckedCacheStore::info(SequenceId seq) const {
 Result<int64_t> CheckedCacheStore::stored_length(SequenceId seq, int layer, int kv) const {
   ASSIGN_OR_RETURN(const LayerPlace* place, place_of(layer, "stored_length"));
   return groups_[static_cast<std::size_t>(place->group)].store->stored_length(seq, place->local,
-                                                                               kv);
+                                                                              kv);
 }
 
 Result<std::span<const int32_t>> CheckedCacheStore::positions(SequenceId seq) const {

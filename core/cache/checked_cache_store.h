@@ -126,8 +126,8 @@ class CheckedCacheStore {
   struct Group {
     std::unique_ptr<CheckedStore> store;
     std::string role;
-    std::vector<int> layers;               // model layer indices, increasing
-    std::vector<const Compressor*> codecs;  // theirs, in that order
+    std::vector<int> layers;                  // model layer indices, increasing
+    std::vector<const Compressor*> codecs;    // theirs, in that order
     std::vector<float> k_scratch, v_scratch;  // their K/V gathered for an append
   };
   struct LayerPlace {
@@ -141,8 +141,7 @@ class CheckedCacheStore {
   Tensor group_part(Group& group, const Tensor& t, bool is_k);
   // After group `failed` refused a mutation of seq: the groups before it go
   // back to `logical_length`.
-  Status undo_before(std::size_t failed, SequenceId seq, int64_t logical_length,
-                     const Status& why);
+  Status undo_before(std::size_t failed, SequenceId seq, int64_t logical_length, const Status& why);
   void note_peak() const;
 
   std::vector<Group> groups_;

@@ -19,8 +19,8 @@
 namespace tessera {
 namespace {
 
-using test::KVBatch;
 using test::kv_value;
+using test::KVBatch;
 using test::make_batch;
 
 constexpr CacheGeometry kGeometry{4, 2, 8};
@@ -130,12 +130,12 @@ TEST_F(LayerGroups, RefusalsLeaveEveryGroupAsItWas) {
 TEST(LayerGroupsSetUp, BadGroupsAreRefused) {
   CheckedCacheStore cache(std::make_unique<StaticCacheStore>(), "static");
   ASSERT_TRUE(cache
-                  .give_layers_to(std::make_unique<SinkWindowCacheStore>(0, 3, false), "sink_window",
-                                  {0}, "sliding-window layers")
+                  .give_layers_to(std::make_unique<SinkWindowCacheStore>(0, 3, false),
+                                  "sink_window", {0}, "sliding-window layers")
                   .ok());
   EXPECT_EQ(cache
-                .give_layers_to(std::make_unique<SinkWindowCacheStore>(0, 3, false),
-                                "sink_window", {0, 1}, "more")
+                .give_layers_to(std::make_unique<SinkWindowCacheStore>(0, 3, false), "sink_window",
+                                {0, 1}, "more")
                 .code(),
             StatusCode::kInvalidArgument);
   IdentityCodec codec;

@@ -84,13 +84,55 @@ TEST(ChatLane, ProposersAndStoresKeepThePlainReplies) {
   const Turns expected = converse(*plain, kMessages);
   for (const std::string extra :
        {"[decode]\nproposer = \"ar_draft\"\ndraft_model = \"stories260K.gguf\"\n",
-        "[decode]\nproposer = \"ngram\"\n", "[cache]\nplugin = \"paged\"\n"}) {
+        "[decode]\nproposer = \"ngram\"\n", "[cache]\nplugin = \"paged\"\n",
+        // Whole blocks in its own cache, some past where a turn is cut.
+        "[decode]\nproposer = \"dlm\"\ndraft_model = \"tok512-sdar-1m.gguf\"\n",
+        "[decode]\nproposer = \"dlm\"\ndraft_model = \"tok512-sdar-1m.gguf\"\ndraft_tokens = 8\n",
+        "[decode]\nproposer = \"tree\"\ntree_drafter = \"ar_draft\"\n"
+        "draft_model = \"stories260K.gguf\"\n"}) {
     auto engine = make_engine("tok512-ar-1m.gguf", extra);
     ASSERT_NE(engine, nullptr);
     const Turns turns = converse(*engine, kMessages);
     ASSERT_EQ(turns.results.size(), expected.results.size()) << extra;
     for (std::size_t t = 0; t < turns.results.size(); ++t)
       EXPECT_EQ(turns.results[t].reply, expected.results[t].reply) << extra << " turn " << t;
+  }
+}
+
+// Short replies cut most steps inside their accepted drafts. A cut removes
+// only tokens the step emitted, past everything a proposer's own state
+// covers (drafts it wrote ahead are checked against the lane at its next
+// propose), so every proposer stays in step and the replies stay the plain
+// lane's.
+TEST(ChatLane, RepliesCutInsideAStepKeepEveryProposerInStep) {
+  const std::vector<std::string> messages = {"Once upon a time", " Tom",     " went",    " to the",
+                                             " park.",           " The sun", " was hot."};
+  const auto replies = [&](const std::string& extra, int64_t reply_tokens) {
+    auto engine = make_engine("tok512-ar-1m.gguf", extra);
+    EXPECT_NE(engine, nullptr);
+    std::vector<std::vector<int32_t>> out;
+    if (engine == nullptr) return out;
+    auto lane = ChatLane::begin(*engine);
+    EXPECT_TRUE(lane.ok());
+    for (std::size_t i = 0; i < messages.size(); ++i) {
+      auto input = engine->tokenizer().encode(messages[i], i == 0, i > 0);
+      auto result = (*lane)->turn(*input, reply_tokens + static_cast<int64_t>(i % 3),
+                                  [](int32_t) { return true; });
+      EXPECT_TRUE(result.ok()) << extra << ": " << result.status().to_string();
+      if (!result.ok()) break;
+      out.push_back(result->reply);
+    }
+    return out;
+  };
+  for (const int64_t reply_tokens : {1, 3, 6}) {
+    const auto plain = replies("", reply_tokens);
+    for (const std::string extra :
+         {"[decode]\nproposer = \"dlm\"\ndraft_model = \"tok512-sdar-1m.gguf\"\ndraft_tokens = 8\n",
+          "[decode]\nproposer = \"ar_draft\"\ndraft_model = \"stories260K.gguf\"\n",
+          "[decode]\nproposer = \"tree\"\ntree_drafter = \"dlm\"\n"
+          "draft_model = \"tok512-sdar-1m.gguf\"\n",
+          "[decode]\nproposer = \"self_draft\"\ndraft_layers = 2\n"})
+      EXPECT_EQ(replies(extra, reply_tokens), plain) << extra << " replies of " << reply_tokens;
   }
 }
 

@@ -120,9 +120,8 @@ TEST(SlidingLayers, TheirEntriesStayAtTheWindowAndTheBytesSaySo) {
   ASSERT_TRUE(apart->begin_sequence(seq).ok());
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     const int32_t position = static_cast<int32_t>(i);
-    ASSERT_TRUE(apart->transformer()
-                    .forward(apart->cache(), seq.id, {&tokens[i], 1}, {&position, 1})
-                    .ok());
+    ASSERT_TRUE(
+        apart->transformer().forward(apart->cache(), seq.id, {&tokens[i], 1}, {&position, 1}).ok());
     const auto stored = static_cast<int64_t>(i + 1);
     ASSERT_EQ(*apart->cache().stored_length(seq.id, 1, 0), stored);  // global
     ASSERT_EQ(*apart->cache().stored_length(seq.id, 0, 1), std::min(stored, kSlidingEntries));
@@ -137,10 +136,10 @@ TEST(SlidingLayers, TheirEntriesStayAtTheWindowAndTheBytesSaySo) {
   for (std::size_t i = 0; i < tokens.size(); ++i) positions[i] = static_cast<int32_t>(i);
   for (std::size_t start = 0; start < tokens.size(); start += 32) {
     const std::size_t n = std::min<std::size_t>(32, tokens.size() - start);
-    ASSERT_TRUE(full->transformer()
-                    .forward(full->cache(), full_seq.id, {&tokens[start], n},
-                             {&positions[start], n})
-                    .ok());
+    ASSERT_TRUE(
+        full->transformer()
+            .forward(full->cache(), full_seq.id, {&tokens[start], n}, {&positions[start], n})
+            .ok());
   }
   const double ratio = static_cast<double>(apart->cache().bytes().live) /
                        static_cast<double>(full->cache().bytes().live);
