@@ -207,22 +207,32 @@ void rope(const Tensor& x, std::span<const int32_t> positions, const RopeTable& 
       min_chunk_for(heads * head_dim * 4));
 }
 
-void swiglu(const Tensor& gate, const Tensor& up, const Tensor& out, ThreadPool* pool) {
+namespace {
+
+// out = act(gate) * up, element by element, in ranges across the pool:
+// `range(gate, up, out, count)` does one range.
+template <typename Range>
+void gated_activation(const Tensor& gate, const Tensor& up, const Tensor& out, ThreadPool* pool,
+                      int64_t grain, Range&& range) {
   const int64_t count = out.elements();
-  TESSERA_DCHECK(pool != nullptr, "swiglu: no thread pool");
-  TESSERA_DCHECK(gate.elements() == count && up.elements() == count, "swiglu: shapes differ");
+  TESSERA_DCHECK(pool != nullptr, "gated activation: no thread pool");
+  TESSERA_DCHECK(gate.elements() == count && up.elements() == count,
+                 "gated activation: shapes differ");
   TESSERA_DCHECK(gate.is_contiguous() && up.is_contiguous() && out.is_contiguous(),
-                 "swiglu: tensors must be contiguous");
+                 "gated activation: tensors must be contiguous");
   const float* g = gate.f32();
   const float* u = up.f32();
   float* o = out.f32();
-  const auto silu_mul = best_dot_kernels().silu_mul;
   pool->parallel_for(
       0, count,
-      [&](int64_t begin, int64_t end, int) {
-        silu_mul(g + begin, u + begin, o + begin, end - begin);
-      },
-      min_chunk_for(8));
+      [&](int64_t begin, int64_t end, int) { range(g + begin, u + begin, o + begin, end - begin); },
+      min_chunk_for(grain));
+}
+
+}  // namespace
+
+void swiglu(const Tensor& gate, const Tensor& up, const Tensor& out, ThreadPool* pool) {
+  gated_activation(gate, up, out, pool, 8, best_dot_kernels().silu_mul);
 }
 
 void add(const Tensor& a, const Tensor& b, const Tensor& out, ThreadPool* pool) {
@@ -264,26 +274,17 @@ void add_bias(const Tensor& x, const Tensor& bias, const Tensor& out, ThreadPool
 }
 
 void geglu(const Tensor& gate, const Tensor& up, const Tensor& out, ThreadPool* pool) {
-  const int64_t count = out.elements();
-  TESSERA_DCHECK(pool != nullptr, "geglu: no thread pool");
-  TESSERA_DCHECK(gate.elements() == count && up.elements() == count, "geglu: shapes differ");
-  TESSERA_DCHECK(gate.is_contiguous() && up.is_contiguous() && out.is_contiguous(),
-                 "geglu: tensors must be contiguous");
-  const float* g = gate.f32();
-  const float* u = up.f32();
-  float* o = out.f32();
-  constexpr float kSqrt2OverPi = 0.7978845608028654f;
-  pool->parallel_for(
-      0, count,
-      [&](int64_t begin, int64_t end, int) {
-        for (int64_t i = begin; i < end; ++i) {
-          const float x = g[i];
-          const float gelu =
-              0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * x * (1.0f + 0.044715f * x * x)));
-          o[i] = gelu * u[i];
-        }
-      },
-      min_chunk_for(16));
+  gated_activation(gate, up, out, pool, 16,
+                   [](const float* g, const float* u, float* o, int64_t count) {
+                     constexpr float kSqrt2OverPi = 0.7978845608028654f;
+                     for (int64_t i = 0; i < count; ++i) {
+                       const float x = g[i];
+                       const float gelu = 0.5f * x *
+                                          (1.0f + std::tanh(kSqrt2OverPi * x *
+                                                            (1.0f + 0.044715f * x * x)));
+                       o[i] = gelu * u[i];
+                     }
+                   });
 }
 
 void scale(const Tensor& x, float factor, const Tensor& out, ThreadPool* pool) {

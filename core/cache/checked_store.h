@@ -37,61 +37,28 @@ class CheckedStore {
   // Takes ownership of `store`; `plugin_name` ("static") names it in messages.
   CheckedStore(std::unique_ptr<CacheStore> store, std::string plugin_name);
 
-  // Checks the geometry (all positive) and that there is one codec per layer,
-  // then hands both to the store. `stored_keys` records which keys the core
-  // will append (the store keeps whatever it is given). Must succeed before
-  // any other call.
+  // The calls below are CheckedCacheStore's (checked_cache_store.h, where
+  // each one's arguments are spelled out) for this one store's layers.
   Status init(const CacheGeometry& geometry, std::span<const Compressor* const> layer_codecs,
               StoredKeys stored_keys = StoredKeys::kRotated);
   const CachePolicy& policy() const { return policy_; }
   StoredKeys stored_keys() const { return stored_keys_; }
-  // The codec of a layer (the engine owns it).
   const Compressor& codec(int layer) const { return *codecs_[static_cast<std::size_t>(layer)]; }
-
-  // capacity > 0; seq must not be allocated already.
   Status allocate(SequenceId seq, int64_t capacity);
   Status release(SequenceId seq);
-  // src allocated, dst not.
   Status fork(SequenceId src, SequenceId dst);
-
-  // positions: n entries, >= 0, never below the last position stored in the
-  // entry's branch (INV-2). branches: n ids >= 0, or empty for all 0; nonzero
-  // ones need a store whose policy keeps branches. k, v: f32 [layers, n,
-  // kv_heads, head_dim] with head_dim contiguous (stride[3] == 1); borrowed
-  // for the call only. A store that does not evict must have room for n more
-  // entries.
   Status append(SequenceId seq, std::span<const int32_t> positions,
                 std::span<const BranchId> branches, const Tensor& k, const Tensor& v);
-  // The common case: every entry of the shared prefix (branch 0).
-  Status append(SequenceId seq, std::span<const int32_t> positions, const Tensor& k,
-                const Tensor& v) {
-    return append(seq, positions, {}, k, v);
-  }
-  // Fixed-shape steps (CacheStore::dense_layer): a layer's dense tensors,
-  // checked to be f32 [kv_heads, capacity, head_dim]; and entries the caller
-  // wrote there in place, slots [stored, stored + n), taken at `positions`
-  // with append()'s checks. A store that evicts cannot take them.
   Result<DenseLayerKV> dense_layer(SequenceId seq, int layer);
   Status append_in_place(SequenceId seq, std::span<const int32_t> positions);
-  // min_truncatable <= logical_length <= the current logical length.
   Status truncate(SequenceId seq, int64_t logical_length);
-  // src: strictly increasing, each < stored, src[j] >= dst_start + j;
-  // 0 <= dst_start <= stored. Borrowed for the call only.
   Status copy(SequenceId seq, std::span<const int64_t> src, int64_t dst_start);
-
-  // The segments are checked: f32 [kv_heads, count, head_dim] each with
-  // contiguous head_dim, counts adding up to `stored`. Valid as the store's
-  // header says (until the next mutation, or next view of the sequence).
   Result<KVView> view(SequenceId seq, int layer);
-  // The same, encoded segments allowed (their records and codec checked).
   Result<KVView> encoded_view(SequenceId seq, int layer);
-
   bool contains(SequenceId seq) const { return sequences_.count(seq) != 0; }
   Result<SequenceInfo> info(SequenceId seq) const;
   Result<int64_t> stored_length(SequenceId seq, int layer, int kv) const;
-  // Borrowed from the store; valid until the next mutation of seq.
   Result<std::span<const int32_t>> positions(SequenceId seq) const;
-  // Their branches (empty: all 0). Borrowed likewise.
   Result<std::span<const BranchId>> branches(SequenceId seq) const;
   CacheBytes bytes() const { return store_->bytes(); }
 
