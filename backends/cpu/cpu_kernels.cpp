@@ -274,17 +274,16 @@ void add_bias(const Tensor& x, const Tensor& bias, const Tensor& out, ThreadPool
 }
 
 void geglu(const Tensor& gate, const Tensor& up, const Tensor& out, ThreadPool* pool) {
-  gated_activation(gate, up, out, pool, 16,
-                   [](const float* g, const float* u, float* o, int64_t count) {
-                     constexpr float kSqrt2OverPi = 0.7978845608028654f;
-                     for (int64_t i = 0; i < count; ++i) {
-                       const float x = g[i];
-                       const float gelu = 0.5f * x *
-                                          (1.0f + std::tanh(kSqrt2OverPi * x *
-                                                            (1.0f + 0.044715f * x * x)));
-                       o[i] = gelu * u[i];
-                     }
-                   });
+  gated_activation(
+      gate, up, out, pool, 16, [](const float* g, const float* u, float* o, int64_t count) {
+        constexpr float kSqrt2OverPi = 0.7978845608028654f;
+        for (int64_t i = 0; i < count; ++i) {
+          const float x = g[i];
+          const float gelu =
+              0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * x * (1.0f + 0.044715f * x * x)));
+          o[i] = gelu * u[i];
+        }
+      });
 }
 
 void scale(const Tensor& x, float factor, const Tensor& out, ThreadPool* pool) {
