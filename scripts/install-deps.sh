@@ -27,8 +27,10 @@ packages=(
 # Debian's only where the machine has no node of its own.
 command -v node >/dev/null || packages+=(nodejs npm)
 # The fuzz targets (scripts/fuzz.sh) need clang and libFuzzer: `install-deps.sh --fuzz`.
+# CI (--fuzz) also takes ccache: its embedded build compiles most files as its
+# release build did.
 if [ "${1:-}" = "--fuzz" ]; then
-  packages+=(clang libfuzzer-14-dev)
+  packages+=(clang libfuzzer-14-dev ccache)
 fi
 
 if [ "$(id -u)" -eq 0 ]; then

@@ -52,8 +52,8 @@ void embedding(const Tensor& table, std::span<const int32_t> tokens, const Tenso
           const int64_t row = tokens[static_cast<std::size_t>(t)];
           if (interleaved) {
             dequantize_interleaved_row(table.dtype, static_cast<const uint8_t*>(table.data),
-                                       dtype_row_bytes(table.dtype, table.stride[0]), row, dim,
-                                       out.f32() + t * out.stride[0]);
+                                       dtype_row_bytes(table.dtype, table.stride[0]), table.dim(0),
+                                       row, dim, out.f32() + t * out.stride[0]);
             continue;
           }
           dequantize_row(table.dtype,
@@ -77,6 +77,20 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& out, ThreadPool* poo
   TESSERA_DCHECK(out.dim(0) == n && out.dim(1) == m, "matmul: out is [n, m]");
   TESSERA_DCHECK(inner_contiguous(x) && inner_contiguous(w) && inner_contiguous(out),
                  "matmul: inner stride");
+  if (const int64_t grouped = grouped_rows(w.dtype, m); interleaved && grouped > 0 && grouped < m) {
+    // The whole groups, then the plain rows after them (interleaved_rows.h):
+    // the same bytes, so the tail starts where it would in GGUF's layout.
+    Tensor w_part = w, out_part = out;
+    w_part.shape[0] = grouped;
+    out_part.shape[1] = grouped;
+    matmul(x, w_part, out_part, pool, true);
+    w_part.shape[0] = m - grouped;
+    w_part.data = static_cast<uint8_t*>(w.data) + dtype_row_bytes(w.dtype, grouped * w.stride[0]);
+    out_part.shape[1] = m - grouped;
+    out_part.data = out.f32() + grouped;
+    matmul(x, w_part, out_part, pool, false);
+    return;
+  }
   const DotKernels& kernels = best_dot_kernels();
   const float* xd = x.f32();
   const int64_t xs = x.stride[0];

@@ -81,7 +81,7 @@ int64_t group_rows(DType dtype) {
 
 bool interleavable(DType dtype, int64_t rows, int64_t k) {
   const int64_t group = group_rows(dtype);
-  return group > 0 && rows > 0 && rows % group == 0 && k > 0 &&
+  return group > 0 && rows >= group && k > 0 &&
          (half_rows(dtype) || k % dtype_layout(dtype).block_elements == 0);
 }
 
@@ -109,7 +109,11 @@ void interleave_group(DType dtype, const uint8_t* rows, std::size_t row_bytes, i
 }
 
 void dequantize_interleaved_row(DType dtype, const uint8_t* data, std::size_t row_bytes,
-                                int64_t row, int64_t k, float* out) {
+                                int64_t rows, int64_t row, int64_t k, float* out) {
+  if (row >= grouped_rows(dtype, rows)) {  // past the groups: as in GGUF
+    dequantize_row(dtype, data + static_cast<std::size_t>(row) * row_bytes, k, out);
+    return;
+  }
   const int64_t group = group_rows(dtype);
   const uint8_t* first = data + static_cast<std::size_t>(row - row % group) * row_bytes;
   if (half_rows(dtype)) {

@@ -16,7 +16,10 @@
 // scales (four 4-byte units), the 128 low-nibble bytes (32 chunks), the 64
 // bytes of high bits (16 chunks). A group takes the bytes
 // its 16 rows took in GGUF's layout, so a matrix keeps its size and row r
-// belongs to the group starting at row r - r % 16.
+// belongs to the group starting at row r - r % 16. A matrix whose rows are
+// not a whole number of groups keeps the rows past its last whole group in
+// GGUF's layout, after the groups (the same bytes either way): Qwen's
+// 151,669-row classifier is 9479 groups and 5 plain rows.
 //
 // f16 / bf16 rows go in groups of 16 too, element by element: element i of
 // row r at i * 16 + r (2-byte units) past the group's start. One 32-byte
@@ -39,17 +42,22 @@ inline constexpr int64_t kGroupRows = 16;
 int64_t group_rows(DType dtype);
 
 // Whether a [rows, k] matrix of `dtype` can be held interleaved: q8_0, q4_0,
-// q4_K or q6_K, or f16 / bf16 of any k; whole groups of rows.
+// q4_K or q6_K, or f16 / bf16 of any k; at least one whole group of rows.
 bool interleavable(DType dtype, int64_t rows, int64_t k);
+// Rows of a [rows, ...] matrix held in groups (the rest are plain, after them).
+inline int64_t grouped_rows(DType dtype, int64_t rows) {
+  const int64_t group = group_rows(dtype);
+  return group > 0 ? rows - rows % group : 0;
+}
 
 // One group (group_rows(dtype) rows of k elements, GGUF's layout, rows
 // row_bytes apart) into `out` (as many bytes, not overlapping it).
 void interleave_group(DType dtype, const uint8_t* rows, std::size_t row_bytes, int64_t k,
                       uint8_t* out);
 
-// Row `row` of an interleaved matrix (data at the first group) as floats:
-// dequantize_row of the row before interleaving, value for value.
+// Row `row` of an interleaved [rows, k] matrix (data at the first group) as
+// floats: dequantize_row of the row before interleaving, value for value.
 void dequantize_interleaved_row(DType dtype, const uint8_t* data, std::size_t row_bytes,
-                                int64_t row, int64_t k, float* out);
+                                int64_t rows, int64_t row, int64_t k, float* out);
 
 }  // namespace tessera::cpu

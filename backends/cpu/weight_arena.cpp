@@ -106,9 +106,14 @@ Status WeightArena::copy(std::span<Tensor* const> weights, ThreadPool& pool,
       }
       const Tensor& t = *piece.interleaved;
       const std::size_t step = group_bytes(t);
-      for (std::size_t g = 0; g < piece.bytes; g += step)
+      for (std::size_t g = 0; g < piece.bytes; g += step) {
+        if (piece.bytes - g < step) {  // the rows past the last whole group stay plain
+          std::memcpy(piece.to + g, piece.from + g, piece.bytes - g);
+          break;
+        }
         interleave_group(t.dtype, piece.from + g, dtype_row_bytes(t.dtype, t.dim(1)), t.dim(1),
                          piece.to + g);
+      }
     }
   });
   for (Tensor* t : weights)

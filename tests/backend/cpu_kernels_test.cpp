@@ -12,6 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/dot_kernels.h"
+#include "backends/cpu/interleaved_rows.h"
+#include "core/tensor/block_quant.h"
 #include "core/tensor/dtype.h"
 #include "tests/backend/kernel_test_util.h"
 
@@ -115,6 +118,43 @@ TEST_P(CpuMatmul, BatchEqualsOneTokenAtATime) {
            view(row, {1, m}), &pool);
     EXPECT_TRUE(std::memcmp(row.data(), batch.data() + t * m, m * sizeof(float)) == 0)
         << "token " << t;
+  }
+}
+
+// A matrix whose rows are not whole groups of 16 (Qwen's 151,669-row
+// classifier) is held as its whole groups interleaved and the rest plain:
+// the product and the embedding rows equal the plain matrix's, bit for bit.
+TEST(CpuMatmulInterleaved, RowsPastTheLastGroupStayPlainAndGiveTheSameProducts) {
+  const int64_t m = 37, k = 256;
+  ThreadPool pool(2);
+  for (const DType dtype :
+       {DType::kF16, DType::kBF16, DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ6_K}) {
+    if (!reads_interleaved(best_dot_kernels(), dtype)) continue;
+    SCOPED_TRACE(std::string(dtype_name(dtype)));
+    const std::vector<float> values = random_values(m * k, 41);
+    const std::size_t row_bytes = dtype_row_bytes(dtype, k);
+    std::vector<uint8_t> plain(row_bytes * m);
+    quantize_row(dtype, values.data(), m * k, plain.data());
+    std::vector<uint8_t> grouped = plain;
+    ASSERT_EQ(grouped_rows(dtype, m), 32);
+    for (int64_t g = 0; g < 32; g += 16)
+      interleave_group(dtype, plain.data() + g * row_bytes, row_bytes, k,
+                       grouped.data() + g * row_bytes);
+    const Tensor w_plain = Tensor::contiguous(plain.data(), dtype, {m, k});
+    const Tensor w_grouped = Tensor::contiguous(grouped.data(), dtype, {m, k});
+    for (const int64_t n : {1, 5}) {
+      std::vector<float> x = random_values(n * k, 42);
+      std::vector<float> want(n * m), got(n * m);
+      matmul(view(x, {n, k}), w_plain, view(want, {n, m}), &pool, false);
+      matmul(view(x, {n, k}), w_grouped, view(got, {n, m}), &pool, true);
+      EXPECT_TRUE(bitwise_equal(got, want)) << n << " tokens";
+    }
+    const std::vector<int32_t> tokens = {0, 15, 31, 32, 36};
+    std::vector<float> want(tokens.size() * k), got(tokens.size() * k);
+    const auto rows = static_cast<int64_t>(tokens.size());
+    embedding(w_plain, tokens, view(want, {rows, k}), &pool, false);
+    embedding(w_grouped, tokens, view(got, {rows, k}), &pool, true);
+    EXPECT_TRUE(bitwise_equal(got, want));
   }
 }
 

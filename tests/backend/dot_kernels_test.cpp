@@ -230,8 +230,8 @@ TEST(DotKernels, IntegerRowsComputeTheDotOfTheDecodedRows) {
 // load for the sets that read them).
 std::vector<uint8_t> interleaved(DType dtype, const std::vector<uint8_t>& bytes,
                                  std::size_t row_bytes, int64_t rows, int64_t k) {
-  std::vector<uint8_t> out = bytes;
-  for (int64_t g = 0; g < rows; g += group_rows(dtype))
+  std::vector<uint8_t> out = bytes;  // rows past the last whole group stay as they are
+  for (int64_t g = 0; g + group_rows(dtype) <= rows; g += group_rows(dtype))
     interleave_group(dtype, bytes.data() + static_cast<std::size_t>(g) * row_bytes, row_bytes, k,
                      out.data() + static_cast<std::size_t>(g) * row_bytes);
   return out;
@@ -354,12 +354,16 @@ TEST(DotKernels, InterleavedRowsDecodeToTheOriginalValues) {
   for (const DType dtype : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ6_K}) {
     const int64_t rows = 32, blocks = 16, k = 32 * blocks;
     EXPECT_TRUE(interleavable(dtype, rows, k));
-    EXPECT_FALSE(interleavable(dtype, rows + 1, k));
-    const BlockRows w = block_rows(dtype, rows, blocks, 11);
-    const BlockRows groups = interleaved(dtype, w, rows, blocks);
+    EXPECT_FALSE(interleavable(dtype, 15, k));  // not one whole group
+    // 37 rows: two groups and five plain rows after them.
+    const int64_t ragged = rows + 5;
+    EXPECT_TRUE(interleavable(dtype, ragged, k));
+    EXPECT_EQ(grouped_rows(dtype, ragged), 32);
+    const BlockRows w = block_rows(dtype, ragged, blocks, 11);
+    const BlockRows groups = interleaved(dtype, w, ragged, blocks);
     std::vector<float> row(static_cast<std::size_t>(k));
-    for (int64_t r = 0; r < rows; ++r) {
-      dequantize_interleaved_row(dtype, groups.bytes.data(), w.row_bytes, r, k, row.data());
+    for (int64_t r = 0; r < ragged; ++r) {
+      dequantize_interleaved_row(dtype, groups.bytes.data(), w.row_bytes, ragged, r, k, row.data());
       EXPECT_EQ(std::memcmp(row.data(), w.decoded.data() + r * k, row.size() * sizeof(float)), 0)
           << dtype_name(dtype) << " row " << r;
     }
@@ -367,7 +371,8 @@ TEST(DotKernels, InterleavedRowsDecodeToTheOriginalValues) {
   for (const DType dtype : {DType::kF16, DType::kBF16}) {
     const int64_t rows = 32, k = 45;  // any row length: element by element
     ASSERT_TRUE(interleavable(dtype, rows, k));
-    EXPECT_FALSE(interleavable(dtype, rows + 4, k));
+    EXPECT_TRUE(interleavable(dtype, rows + 4, k));
+    EXPECT_FALSE(interleavable(dtype, 4, k));
     const std::vector<float> w = gaussian(static_cast<std::size_t>(rows * k), 32);
     std::vector<uint8_t> bytes(dtype_row_bytes(dtype, rows * k));
     quantize_row(dtype, w.data(), rows * k, bytes.data());
@@ -377,7 +382,8 @@ TEST(DotKernels, InterleavedRowsDecodeToTheOriginalValues) {
         interleaved(dtype, bytes, dtype_row_bytes(dtype, k), rows, k);
     std::vector<float> row(static_cast<std::size_t>(k));
     for (int64_t r = 0; r < rows; ++r) {
-      dequantize_interleaved_row(dtype, groups.data(), dtype_row_bytes(dtype, k), r, k, row.data());
+      dequantize_interleaved_row(dtype, groups.data(), dtype_row_bytes(dtype, k), rows, r, k,
+                                 row.data());
       EXPECT_EQ(std::memcmp(row.data(), decoded.data() + r * k, row.size() * sizeof(float)), 0)
           << dtype_name(dtype) << " row " << r;
     }

@@ -105,8 +105,8 @@ TEST(ChatLane, ProposersAndStoresKeepThePlainReplies) {
 // propose), so every proposer stays in step and the replies stay the plain
 // lane's.
 TEST(ChatLane, RepliesCutInsideAStepKeepEveryProposerInStep) {
-  const std::vector<std::string> messages = {"Once upon a time", " Tom",     " went",    " to the",
-                                             " park.",           " The sun", " was hot."};
+  const std::vector<std::string> messages = {"Once upon a time", " Tom", " went", " to the",
+                                             " park."};
   const auto replies = [&](const std::string& extra, int64_t reply_tokens) {
     auto engine = make_engine("tok512-ar-1m.gguf", extra);
     EXPECT_NE(engine, nullptr);
@@ -124,14 +124,13 @@ TEST(ChatLane, RepliesCutInsideAStepKeepEveryProposerInStep) {
     }
     return out;
   };
-  for (const int64_t reply_tokens : {1, 3, 6}) {
+  for (const int64_t reply_tokens : {2, 5}) {
     const auto plain = replies("", reply_tokens);
     for (const std::string extra :
          {"[decode]\nproposer = \"dlm\"\ndraft_model = \"tok512-sdar-1m.gguf\"\ndraft_tokens = 8\n",
           "[decode]\nproposer = \"ar_draft\"\ndraft_model = \"stories260K.gguf\"\n",
           "[decode]\nproposer = \"tree\"\ntree_drafter = \"dlm\"\n"
-          "draft_model = \"tok512-sdar-1m.gguf\"\n",
-          "[decode]\nproposer = \"self_draft\"\ndraft_layers = 2\n"})
+          "draft_model = \"tok512-sdar-1m.gguf\"\n"})
       EXPECT_EQ(replies(extra, reply_tokens), plain) << extra << " replies of " << reply_tokens;
   }
 }

@@ -32,6 +32,16 @@ TEST(MemoryBudget, KvBytesFollowTheGeometry) {
   EXPECT_EQ(kv_cache_bytes(stories_request(1000)), 1000.0 * 5 * 2 * 4 * 32);
 }
 
+// Layers kept apart in a window store count their entries, not max_tokens.
+TEST(MemoryBudget, SlidingLayersCountTheirWindow) {
+  MemoryRequest r = stories_request(1000);
+  r.sliding_layers = 3;
+  r.sliding_entries = 100;
+  EXPECT_EQ(kv_cache_bytes(r), (1000.0 * 2 + 100.0 * 3) * 2 * 4 * 32);
+  r.sliding_entries = 5000;  // never more than max_tokens
+  EXPECT_EQ(kv_cache_bytes(r), 1000.0 * 5 * 2 * 4 * 32);
+}
+
 TEST(MemoryBudget, MoreThanTheMachineHasIsRefusedWithTheLargestThatFits) {
   const Status status =
       check_memory_budget(stories_request(2147483647), AvailableMemory{kGiB, "test memory"});
