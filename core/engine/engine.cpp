@@ -286,6 +286,13 @@ Status Engine::begin_branch(const SequenceState& prefix, BranchId branch, Sequen
   lane.proposer_state.reset();
   lane.proposer_begun = false;
   if (branch_layout_ == BranchLayout::kBim) {
+    if (!cache_->policy().keeps_branches && cache_->group_count() > 1)
+      return failed_precondition(
+          "decode.branch_layout = \"bim\" keeps every branch in one sequence, but this model's "
+          "sliding-window layers are kept apart in a store without branch ids (" +
+          cache_->describe_groups() +
+          "); use decode.branch_layout = \"batched\", or cache.swa_full = true to keep them "
+          "with the others");
     if (!cache_->policy().keeps_branches)
       return failed_precondition(
           "decode.branch_layout = \"bim\" keeps every branch in one sequence, but cache plugin '" +

@@ -157,5 +157,34 @@ TEST(SlidingLayers, TheirEntriesStayAtTheWindowAndTheBytesSaySo) {
   ASSERT_TRUE(apart->end_sequence(seq).ok());
 }
 
+// Branches in one sequence (BIM) need branch ids in every group; the window
+// store keeps none, so the engine says what to do instead, and the batched
+// layout (a sequence per branch, forked) works.
+TEST(SlidingLayers, BranchesInOneSequenceAskForTheBatchedLayout) {
+  for (const bool batched : {false, true}) {
+    auto engine = make_engine(
+        gemma(),
+        config("", false, batched ? "branch_layout = \"batched\"\n" : "branch_layout = \"bim\"\n"));
+    ASSERT_NE(engine, nullptr);
+    SequenceState prefix;
+    ASSERT_TRUE(engine->begin_sequence(prefix).ok());
+    prefix.tokens = {engine->tokenizer().bos()};
+    SequenceState branch;
+    const Status status = engine->begin_branch(prefix, 1, branch);
+    if (batched) {
+      EXPECT_TRUE(status.ok()) << status.to_string();
+      if (status.ok()) {
+        EXPECT_TRUE(engine->end_sequence(branch).ok());
+      }
+    } else {
+      EXPECT_EQ(status.code(), StatusCode::kFailedPrecondition);
+      EXPECT_NE(status.message().find("decode.branch_layout = \"batched\""), std::string::npos)
+          << status.message();
+      EXPECT_NE(status.message().find("cache.swa_full = true"), std::string::npos);
+    }
+    EXPECT_TRUE(engine->end_sequence(prefix).ok());
+  }
+}
+
 }  // namespace
 }  // namespace tessera
