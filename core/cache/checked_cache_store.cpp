@@ -1,6 +1,7 @@
 #include "core/cache/checked_cache_store.h"
 
 #include <algorithm>
+#include <functional>
 #include <utility>
 
 namespace tessera {
@@ -94,9 +95,10 @@ Status CheckedCacheStore::init(const CacheGeometry& geometry,
   return ok_status();
 }
 
-Status CheckedCacheStore::allocate(SequenceId seq, int64_t capacity) {
+Status CheckedCacheStore::add_to_every_group(SequenceId seq,
+                                             const std::function<Status(CheckedStore&)>& add) {
   for (std::size_t g = 0; g < groups_.size(); ++g) {
-    Status st = groups_[g].store->allocate(seq, capacity);
+    Status st = add(*groups_[g].store);
     if (!st.ok()) {
       for (std::size_t done = 0; done < g; ++done) (void)groups_[done].store->release(seq);
       return g == 0 ? st : st.with_context("the store of the " + groups_[g].role);
@@ -106,21 +108,17 @@ Status CheckedCacheStore::allocate(SequenceId seq, int64_t capacity) {
   return ok_status();
 }
 
+Status CheckedCacheStore::allocate(SequenceId seq, int64_t capacity) {
+  return add_to_every_group(seq, [&](CheckedStore& s) { return s.allocate(seq, capacity); });
+}
+
 Status CheckedCacheStore::release(SequenceId seq) {
   for (Group& group : groups_) RETURN_IF_ERROR(group.store->release(seq));
   return ok_status();
 }
 
 Status CheckedCacheStore::fork(SequenceId src, SequenceId dst) {
-  for (std::size_t g = 0; g < groups_.size(); ++g) {
-    Status st = groups_[g].store->fork(src, dst);
-    if (!st.ok()) {
-      for (std::size_t done = 0; done < g; ++done) (void)groups_[done].store->release(dst);
-      return g == 0 ? st : st.with_context("the store of the " + groups_[g].role);
-    }
-  }
-  note_peak();
-  return ok_status();
+  return add_to_every_group(dst, [&](CheckedStore& s) { return s.fork(src, dst); });
 }
 
 Tensor CheckedCacheStore::group_part(Group& group, const Tensor& t, bool is_k) {

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -136,6 +137,9 @@ class CheckedCacheStore {
   };
 
   Result<const LayerPlace*> place_of(int layer, std::string_view op) const;
+  // allocate() and fork(): `add` seq to each group in turn; when a group
+  // refuses, seq is released from the groups before it.
+  Status add_to_every_group(SequenceId seq, const std::function<Status(CheckedStore&)>& add);
   // This group's part of a [layers, n, kv_heads, head_dim] tensor: a view
   // when it is the only group, else gathered into the group's scratch.
   Tensor group_part(Group& group, const Tensor& t, bool is_k);

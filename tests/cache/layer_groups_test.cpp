@@ -40,8 +40,8 @@ class LayerGroups : public ::testing::Test {
 
   // The first value of entry `index` of a layer's view: which token and
   // layer it came from (kv_value's layout).
-  float first_k(int layer, int64_t index) {
-    auto view = cache_->view(0, layer);
+  float first_k(int layer, int64_t index, SequenceId seq = 0) {
+    auto view = cache_->view(seq, layer);
     EXPECT_TRUE(view.ok()) << view.status().to_string();
     for (const KVSegment& s : view->segments) {
       if (index < s.count) return s.k.f32()[index * s.k.stride[1]];
@@ -120,7 +120,10 @@ TEST_F(LayerGroups, RefusalsLeaveEveryGroupAsItWas) {
   for (const int layer : {1, 3}) EXPECT_EQ(*cache_->stored_length(0, layer, 0), 9);
   // A fork holds the same in every group; releasing frees both.
   ASSERT_TRUE(cache_->fork(0, 1).ok());
-  EXPECT_EQ(first_k(0, 1), kv_value(0, 0, 8, 0, 0));
+  EXPECT_EQ(*cache_->stored_length(1, 0, 0), 2);
+  EXPECT_EQ(*cache_->stored_length(1, 1, 0), 9);
+  EXPECT_EQ(first_k(0, 1, 1), kv_value(0, 0, 8, 0, 0));
+  EXPECT_EQ(first_k(1, 8, 1), kv_value(0, 1, 8, 0, 0));
   ASSERT_TRUE(cache_->release(0).ok());
   ASSERT_TRUE(cache_->release(1).ok());
   EXPECT_EQ(cache_->bytes().live, 0u);
