@@ -51,12 +51,18 @@ void* ThreadPool::shared_scratch(std::size_t bytes) {
   return shared_.get();
 }
 
-void ThreadPool::run_chunk(const Job& job, int chunk) {
+void ThreadPool::run_chunk(const Job& job, int chunk, int thread) {
   // Chunk c covers [begin + len*c/chunks, begin + len*(c+1)/chunks).
   const int64_t len = job.end - job.begin;
   const int64_t b = job.begin + len * chunk / job.chunks;
   const int64_t e = job.begin + len * (chunk + 1) / job.chunks;
-  if (b < e) job.fn.call(job.fn.ctx, b, e, chunk);
+  if (b < e) job.fn.call(job.fn.ctx, b, e, thread);
+}
+
+void ThreadPool::take_chunks(const Job& job, int thread) {
+  for (int chunk = next_chunk_.fetch_add(1, std::memory_order_relaxed); chunk < job.chunks;
+       chunk = next_chunk_.fetch_add(1, std::memory_order_relaxed))
+    run_chunk(job, chunk, thread);
 }
 
 namespace {
@@ -76,12 +82,13 @@ void ThreadPool::run(int64_t begin, int64_t end, int64_t min_chunk, ChunkFn fn) 
   if (len <= 0) return;
   const int64_t by_size =
       (len + std::max<int64_t>(min_chunk, 1) - 1) / std::max<int64_t>(min_chunk, 1);
-  const int chunks = static_cast<int>(std::min<int64_t>(threads_, by_size));
+  const int chunks = static_cast<int>(
+      std::min<int64_t>(threads_ == 1 ? 1 : int64_t{threads_} * kChunksPerThread, by_size));
 
   std::lock_guard<std::mutex> dispatch(dispatch_mutex_);
   Job job{fn, begin, end, chunks};
   if (chunks == 1) {
-    run_chunk(job, 0);
+    run_chunk(job, 0, 0);
     return;
   }
   // Publish the job, then the new generation: a worker that sees the
@@ -90,14 +97,15 @@ void ThreadPool::run(int64_t begin, int64_t end, int64_t min_chunk, ChunkFn fn) 
   // Every worker checks in, needed or not, so none is still reading job_
   // when the next dispatch overwrites it.
   job_ = job;
+  next_chunk_.store(0);
   pending_.store(threads_ - 1);
   generation_.fetch_add(1);
   if (sleepers_.load() > 0) {
     { std::lock_guard<std::mutex> lock(mutex_); }
     wake_.notify_all();
   }
-  run_chunk(job, 0);
-  // The other chunks are running now: wait for them briefly by spinning,
+  take_chunks(job, 0);
+  // The last chunks are running now: wait for them briefly by spinning,
   // then by giving the core away (a shared core may be running them).
   for (int spins = 0; pending_.load() != 0; ++spins) {
     if (spins < kSpinsBeforeYield) {
@@ -128,7 +136,7 @@ void ThreadPool::worker_loop(int thread) {
     if (stop_.load()) return;
     seen = now;
     const Job job = job_;
-    if (thread < job.chunks) run_chunk(job, thread);
+    take_chunks(job, thread);
     pending_.fetch_sub(1);
   }
 }

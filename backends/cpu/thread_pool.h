@@ -3,6 +3,13 @@
 // computes every output element from its own index alone gives bitwise the
 // same result for any thread count.
 //
+// The chunks are a fixed grid (a few per thread, from the range, the thread
+// count and the minimum chunk alone) handed out one at a time to whichever
+// thread is free: on a shared host one core often runs slower than the
+// other, and equal halves left the fast one waiting for the slow one. Which
+// thread takes a chunk varies from call to call; where the chunk boundaries
+// lie does not.
+//
 // Dispatch never allocates: the callable is passed by reference (a function
 // ref, not std::function). Idle workers spin on an atomic generation counter
 // for a short while (the next op of a forward comes within microseconds),
@@ -33,13 +40,18 @@ class ThreadPool {
 
   int threads() const { return threads_; }
 
-  // Calls fn(chunk_begin, chunk_end, thread) on at most threads() contiguous,
-  // disjoint chunks covering [begin, end), and returns when all are done.
-  // Chunks hold at least min_chunk indices (except when the range is
-  // smaller), so tiny ranges stay on the calling thread. `thread` is in
-  // [0, threads()) and selects that thread's scratch. fn must not throw and
-  // must not call parallel_for on this pool. Calls from several threads are
-  // serialised.
+  // Enough chunks that a thread slowed by its neighbours on the host leaves
+  // its share to the others, few enough that taking one stays negligible.
+  static constexpr int kChunksPerThread = 4;
+
+  // Calls fn(chunk_begin, chunk_end, thread) on contiguous, disjoint chunks
+  // covering [begin, end) (at most kChunksPerThread * threads() of them),
+  // and returns when all are done. Chunks hold at least min_chunk indices
+  // (except when the range is smaller), so tiny ranges stay on the calling
+  // thread. `thread` is the thread running the chunk, in [0, threads()), and
+  // selects that thread's scratch; one thread may run several chunks, one
+  // after the other. fn must not throw and must not call parallel_for on
+  // this pool. Calls from several threads are serialised.
   template <typename Fn>
   void parallel_for(int64_t begin, int64_t end, Fn&& fn, int64_t min_chunk = 1) {
     using F = std::remove_reference_t<Fn>;
@@ -77,7 +89,9 @@ class ThreadPool {
   };
 
   void run(int64_t begin, int64_t end, int64_t min_chunk, ChunkFn fn);
-  static void run_chunk(const Job& job, int chunk);
+  static void run_chunk(const Job& job, int chunk, int thread);
+  // Takes chunks of job_ until none is left.
+  void take_chunks(const Job& job, int thread);
   void worker_loop(int thread);
 
   const int threads_;
@@ -97,8 +111,9 @@ class ThreadPool {
   std::condition_variable wake_;
   Job job_;  // written before generation_ is bumped
   std::atomic<uint64_t> generation_{0};
-  std::atomic<int> pending_{0};   // workers that have not finished the current job
-  std::atomic<int> sleepers_{0};  // workers waiting on wake_
+  std::atomic<int> next_chunk_{0};  // the current job's next chunk to hand out
+  std::atomic<int> pending_{0};     // workers that have not finished the current job
+  std::atomic<int> sleepers_{0};    // workers waiting on wake_
   std::atomic<bool> stop_{false};
 };
 
