@@ -29,4 +29,12 @@ struct LaneStep {
   std::vector<int32_t>* emitted = nullptr;
 };
 
+// The next `tokens` of a lane's waiting tokens, fed into the cache without
+// sampling beside other lanes' decoding (continuous batching); fewer than
+// the lane's waiting tokens, so its last one still waits.
+struct PrefillChunk {
+  SequenceState* lane = nullptr;
+  int64_t tokens = 0;
+};
+
 }  // namespace tessera

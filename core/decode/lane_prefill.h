@@ -17,4 +17,13 @@ namespace tessera {
 Status feed_all_but_last(Transformer& target, CheckedCacheStore& cache, SequenceState& lane,
                          Batch& batch, DecodeCounters& counters);
 
+// Appends lane.tokens[cached, cached + count) to `batch` as a chain of the
+// lane's branch, K/V written (count < the lane's waiting tokens).
+void add_chunk_rows(const SequenceState& lane, int64_t count, Batch& batch);
+
+// Feeds the next `count` of the lane's waiting tokens in one forward (count
+// below the waiting ones: the last still waits) and advances lane.cached.
+Status feed_tokens(Transformer& target, CheckedCacheStore& cache, SequenceState& lane,
+                   int64_t count, Batch& batch, DecodeCounters& counters);
+
 }  // namespace tessera

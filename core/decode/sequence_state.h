@@ -35,6 +35,7 @@ struct SequenceState {
   std::unique_ptr<ProposerState> proposer_state;
   bool proposer_begun = false;  // Proposer::begin ran (the engine calls it at the first step)
   bool owns_sequence = true;    // false for a branch kept in its prefix's sequence
+  int64_t last_draft = 0;       // tokens the proposer drafted at the lane's last step
 };
 
 // What decoding did, summed over the lanes of a generation.

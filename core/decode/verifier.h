@@ -33,6 +33,18 @@ class Verifier : public PluginObject {
   // one) to its `emitted`. The lanes' tokens are not changed: the engine
   // appends what was emitted.
   virtual Status verify(DecodeContext& context, std::span<const LaneStep> lanes) = 0;
+
+  // Continuous batching (ABI 6.0). Whether prefill() may be split into
+  // chunks fed beside other lanes' decoding: true for a causal model, where
+  // any run of a history's tokens may be fed after the ones before it.
+  virtual bool chunks_prefill() const { return false; }
+  // Feeds each chunk (no sampling; its lane's cached grows by chunk.tokens)
+  // and verifies `lanes` (possibly none) as verify() does. The default feeds
+  // each chunk in a forward of its own, then verifies; `ar` puts the chunks
+  // in the verification forward. Only called with chunks when
+  // chunks_prefill() is true.
+  virtual Status feed_and_verify(DecodeContext& context, std::span<const PrefillChunk> chunks,
+                                 std::span<const LaneStep> lanes);
 };
 
 }  // namespace tessera

@@ -45,15 +45,6 @@ class ChatLane {
 
  private:
   explicit ChatLane(Engine& engine) : engine_(engine) {}
-  // Keeps tokens [0, end) of the lane: what a step emitted past the reply's
-  // end (accepted draft tokens) leaves the lane and the cache. `end` is past
-  // every token the lane held before the step, so what a proposer keeps of
-  // the lane (its own cache, say) stays true; drafts it wrote ahead it checks
-  // against the lane's tokens at its next propose
-  // (tests/decode/chat_lane_test.cpp, RepliesCutInsideAStep...).
-  Status keep_tokens(int64_t end);
-  bool cache_full() const;
-
   Engine& engine_;
   SequenceState lane_;
   bool begun_ = false;

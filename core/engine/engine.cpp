@@ -7,6 +7,7 @@
 #include "core/engine/model_cache.h"
 #include "core/engine/model_locator.h"
 #include "core/engine/plugin_references.h"
+#include "core/engine/request_run.h"
 #include "core/engine/weight_handover.h"
 #include "core/io/mapped_file.h"
 #include "core/plugin/plugin_kinds.h"
@@ -315,57 +316,6 @@ Status Engine::prefill(SequenceState& lane) {
   return verifier_->prefill(ctx, lane).with_context("verifier");
 }
 
-Status Engine::step(std::span<SequenceState* const> lanes,
-                    std::span<std::vector<int32_t>> emitted) {
-  TESSERA_CHECK(lanes.size() == emitted.size(), "Engine::step: one emitted list per lane");
-  if (drafts_.size() < lanes.size()) {
-    // Sized for the largest draft a forward can verify: drafts vary in length.
-    drafts_.resize(lanes.size());
-    for (Draft& draft : drafts_) {
-      draft.tokens.reserve(static_cast<std::size_t>(transformer_->max_batch()));
-      draft.parents.reserve(static_cast<std::size_t>(transformer_->max_batch()));
-    }
-  }
-  lane_steps_.clear();
-  DecodeContext ctx = context();
-  std::vector<std::size_t>& before = emitted_before_;
-  before.clear();
-  const auto started = std::chrono::steady_clock::now();
-  for (std::size_t i = 0; i < lanes.size(); ++i) {
-    SequenceState& lane = *lanes[i];
-    // A waiting prompt goes into the cache first: a proposer then sees one
-    // uncached token (the last), and the verification batch stays small.
-    RETURN_IF_ERROR(prefill(lane));
-    if (!lane.proposer_begun) {
-      RETURN_IF_ERROR(proposer_->begin(ctx, lane).with_context("proposer"));
-      lane.proposer_begun = true;
-    }
-    drafts_[i].clear();
-    RETURN_IF_ERROR(proposer_->propose(ctx, lane, drafts_[i]).with_context("proposer"));
-    lane_steps_.push_back({&lane, &drafts_[i], &emitted[i]});
-    before.push_back(emitted[i].size());
-  }
-  const auto proposed = std::chrono::steady_clock::now();
-  RETURN_IF_ERROR(verifier_->verify(ctx, lane_steps_).with_context("verifier"));
-  const auto verified = std::chrono::steady_clock::now();
-  counters_.propose_seconds += std::chrono::duration<double>(proposed - started).count();
-  counters_.verify_seconds += std::chrono::duration<double>(verified - proposed).count();
-  for (std::size_t i = 0; i < lanes.size(); ++i) {
-    SequenceState& lane = *lanes[i];
-    if (emitted[i].size() == before[i]) return internal_error("the verifier emitted no token");
-    const std::span<const int32_t> fresh(emitted[i].data() + before[i],
-                                         emitted[i].size() - before[i]);
-    lane.tokens.insert(lane.tokens.end(), fresh.begin(), fresh.end());
-    proposer_->observe(ctx, lane, fresh);
-  }
-  return ok_status();
-}
-
-Status Engine::step(SequenceState& lane, std::vector<int32_t>& emitted) {
-  SequenceState* lanes[1] = {&lane};
-  return step(lanes, std::span<std::vector<int32_t>>(&emitted, 1));
-}
-
 Status Engine::end_sequence(SequenceState& lane) {
   if (lane.proposer_begun) {
     DecodeContext ctx = context();
@@ -378,7 +328,7 @@ Status Engine::end_sequence(SequenceState& lane) {
 }
 
 Result<GenerationStats> Engine::generate(const GenerationRequest& request, const TokenSink& sink) {
-  return scheduler_->run(*this, request, sink);
+  return run_request(*this, request, sink);
 }
 
 }  // namespace tessera

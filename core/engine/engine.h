@@ -1,7 +1,9 @@
 // Builds a runnable pipeline from a config: model, backend, cache store with
 // its codec, proposer, verifier and scheduler, each plugin chosen by name, and
-// the services plugins reach the core through. Schedulers drive lanes
-// (core/decode/sequence_state.h) through begin/prefill/step/end.
+// the services plugins reach the core through. Lanes
+// (core/decode/sequence_state.h) go through begin/prefill/step/end; the
+// decode loop (core/engine/decode_loop.h) steps many of them as the
+// configured scheduler plans.
 #pragma once
 
 #include <memory>
@@ -84,16 +86,39 @@ class Engine {
   // them (a prompt that branches continue, or a long history), without
   // sampling: all but the last for `ar`, whole blocks for block diffusion.
   Status prefill(SequenceState& lane);
+  // Tokens of the lane's history a scheduler may feed in chunks before the
+  // lane decodes (LaneView::prefill_waiting): all but the last waiting one
+  // when the verifier chunks prefills, else 0.
+  int64_t prefill_waiting(const SequenceState& lane) const;
+  // Batch rows the lane's next decode step may take: its waiting token and
+  // a draft as long as its last one (LaneView::decode_rows).
+  int64_t decode_rows(const SequenceState& lane) const;
   // One decode step of `lanes`: each proposes (the proposer's begin() at a
   // lane's first step), one verification for all, each observes. Appends each
   // lane's emitted tokens to its tokens and to emitted[i].
   Status step(std::span<SequenceState* const> lanes, std::span<std::vector<int32_t>> emitted);
   Status step(SequenceState& lane, std::vector<int32_t>& emitted);
+  // The same step with other lanes' prefill chunks in its forward
+  // (Verifier::feed_and_verify; `lanes` may be empty). With `fit_drafts`,
+  // drafts are cut, the longest first, so the chunks and the lanes fit
+  // decode.max_batch rows (lanes of several requests in one step); without,
+  // drafts too long for one forward are refused with what to change.
+  Status step(std::span<const PrefillChunk> chunks, std::span<SequenceState* const> lanes,
+              std::span<std::vector<int32_t>> emitted, bool fit_drafts = false);
+  // Keeps the lane's tokens [0, end) and its cache up to what they need (the
+  // last kept token waits to be fed, like any last emitted one): what a step
+  // emitted past a turn's end leaves it. `end` must be past every token the
+  // lane held before its last step, so proposers' state stays true. Only for
+  // a lane that owns its sequence.
+  Status keep_tokens(SequenceState& lane, int64_t end);
   // Ends the lane: its proposer state, and its cache sequence unless the
   // lane is a branch kept in its prefix's sequence.
   Status end_sequence(SequenceState& lane);
 
-  // Runs a request through the configured scheduler.
+  // The configured scheduler: it plans the steps of a decode loop.
+  Scheduler& scheduler() { return *scheduler_; }
+
+  // Runs a request to its end on a decode loop (core/engine/request_run.h).
   Result<GenerationStats> generate(const GenerationRequest& request, const TokenSink& sink);
 
  private:

@@ -38,9 +38,13 @@
 // scale; ModelConfig's layer descriptions (LayerSpec) and model-wide scales,
 // LayerWeights' biases and extra norms, ModelWeights::rope_freqs. 5.0:
 // layer groups: CheckedCacheStore holds a CheckedStore per group of layers
-// (a model's sliding-window layers kept apart).
+// (a model's sliding-window layers kept apart). 6.0: continuous batching:
+// a Scheduler plans steps (plan() over LaneViews) instead of running a
+// request; Verifier::chunks_prefill and feed_and_verify (PrefillChunk);
+// SequenceState::last_draft; GenerationRequest and its stats move to
+// core/schedule/generation.h.
 #ifndef TESSERA_ABI_MAJOR
-#define TESSERA_ABI_MAJOR 5
+#define TESSERA_ABI_MAJOR 6
 #endif
 #ifndef TESSERA_ABI_MINOR
 #define TESSERA_ABI_MINOR 0

@@ -1,65 +1,57 @@
-// Decides which sequences step and when they stop. It never touches K/V bytes:
-// it asks the engine to step lanes and streams what comes out.
+// Decides which lanes take part in each step, and how much of a waiting
+// history each feeds. A scheduler plugin is a policy: it sees the running
+// lanes (core/engine/decode_loop.h) and writes a plan; the decode loop runs
+// the plan through the engine, delivers the tokens and applies the stopping
+// rules, so no policy can emit a token twice, lose one, or touch K/V.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
-#include <optional>
-#include <string>
+#include <span>
+#include <utility>
 #include <vector>
 
-#include "core/decode/sequence_state.h"
 #include "core/plugin/plugin_object.h"
-#include "core/status/status.h"
+#include "core/schedule/generation.h"
 
 namespace tessera {
 
-class Engine;
-
-struct GenerationRequest {
-  std::vector<int32_t> prompt;  // token ids, BOS included when wanted
-  // Multi-branch decoding: continuations that share the prompt, each decoded
-  // to its end as a lane of its own (decode.branch_layout says how they share
-  // the prompt's K/V). Empty: the prompt alone is one lane. A branch may be
-  // empty (it continues the prompt itself).
-  std::vector<std::vector<int32_t>> branches;
-  int64_t max_new_tokens = 128;  // per lane
-  bool stop_at_eos = true;
-  // The seed of the request's random stream instead of sampling.seed (each
-  // branch's stream is derived from it).
-  std::optional<uint64_t> seed;
+// A running lane as a scheduler sees it when it plans a step.
+struct LaneView {
+  // The lanes of one request (its branches) share a group; they run as one
+  // (the `single` scheduler steps them together). A server session's turns
+  // are groups of one.
+  uint64_t group = 0;
+  uint64_t submitted = 0;  // order of submission: lower came first
+  // Tokens of the lane's history to feed before it can decode: chunks of
+  // them go into a step's forward beside other lanes' decodes. 0: ready to
+  // decode (a verifier that prefills otherwise, block diffusion, takes the
+  // whole history inside the lane's first decode step and shows 0 here).
+  int64_t prefill_waiting = 0;
+  // Batch rows a decode step of this lane may take: its waiting token and
+  // the largest draft the proposer makes.
+  int64_t decode_rows = 1;
 };
 
-struct GenerationStats {
-  int64_t prompt_tokens = 0;
-  int64_t generated_tokens = 0;  // all lanes
-  int64_t steps = 0;             // engine steps (one target verification forward each)
-  double prefill_seconds = 0;
-  double decode_seconds = 0;
-  std::string stop_reason;  // "max_tokens" | "eos" | "cache_full" | "stopped"
-  // Per branch (empty without branches): why it stopped and what it generated.
-  std::vector<std::string> branch_stop_reasons;
-  std::vector<int64_t> branch_tokens;
-  // Forwards, drafted and accepted tokens (core/decode/sequence_state.h).
-  DecodeCounters decode;
-  // The cache at the end, before the sequences were released (CacheBytes).
-  std::size_t kv_live_bytes = 0;
-  std::size_t kv_peak_bytes = 0;
-  std::size_t kv_capacity_bytes = 0;
-  std::size_t kv_copied_bytes = 0;  // copied during this generation (forks, copy-on-write)
-  int64_t kv_entries = 0;           // entries stored at the end, all sequences
+// What one step runs: lanes (indices into the views) that decode, and lanes
+// fed a chunk of so many of their waiting tokens (at most prefill_waiting).
+// A lane is in at most one of the two lists.
+struct StepPlan {
+  std::vector<std::size_t> decode;
+  std::vector<std::pair<std::size_t, int64_t>> prefill;
+  void clear() {
+    decode.clear();
+    prefill.clear();
+  }
+  bool empty() const { return decode.empty() && prefill.empty(); }
 };
-
-// Receives every emitted token as soon as it exists, with its lane: the
-// branch index (0 without branches). Returning false stops the generation
-// early.
-using TokenSink = std::function<bool(int32_t token, int lane)>;
 
 class Scheduler : public PluginObject {
  public:
-  virtual Result<GenerationStats> run(Engine& engine, const GenerationRequest& request,
-                                      const TokenSink& sink) = 0;
+  // Plans the next step of `lanes` (at least one). `max_rows` is how many
+  // batch rows one forward holds (decode.max_batch). The plan must run at
+  // least one lane, so the loop always makes progress.
+  virtual void plan(std::span<const LaneView> lanes, int64_t max_rows, StepPlan& plan) = 0;
 };
 
 }  // namespace tessera

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <string>
 
 #include "core/cache/checked_cache_store.h"
 #include "core/decode/lane_prefill.h"
@@ -43,9 +44,11 @@ Status ArVerifier::plan_depths(DecodeContext& context, std::span<const LaneStep>
   return ok_status();
 }
 
-Status ArVerifier::build_batch(DecodeContext& context, std::span<const LaneStep> lanes) {
+Status ArVerifier::build_batch(DecodeContext& context, std::span<const PrefillChunk> chunks,
+                               std::span<const LaneStep> lanes) {
   batch_.clear();
   int64_t tokens = 0;
+  for (const PrefillChunk& chunk : chunks) tokens += chunk.tokens;
   for (std::size_t i = 0; i < lanes.size(); ++i) {
     tokens += 1;
     for (const int32_t depth : rows_[i].depths) tokens += depth <= rows_[i].max_depth ? 1 : 0;
@@ -75,10 +78,25 @@ Status ArVerifier::build_batch(DecodeContext& context, std::span<const LaneStep>
                                          parent_row, kOutputLogits, 0, lane.branch);
     }
   }
+  // After the lanes' rows, so the logits' rows (kOutputLogits tokens only)
+  // are the batch's.
+  for (const PrefillChunk& chunk : chunks) add_chunk_rows(*chunk.lane, chunk.tokens, batch_);
   return ok_status();
 }
 
 Status ArVerifier::verify(DecodeContext& context, std::span<const LaneStep> lanes) {
+  return feed_and_verify(context, {}, lanes);
+}
+
+Status ArVerifier::feed_and_verify(DecodeContext& context, std::span<const PrefillChunk> chunks,
+                                   std::span<const LaneStep> lanes) {
+  for (const PrefillChunk& chunk : chunks)
+    if (chunk.tokens <= 0 ||
+        chunk.tokens >= static_cast<int64_t>(chunk.lane->tokens.size()) - chunk.lane->cached)
+      return invalid_argument("a prefill chunk of " + std::to_string(chunk.tokens) +
+                              " tokens for a lane with " +
+                              std::to_string(chunk.lane->tokens.size() - chunk.lane->cached) +
+                              " waiting; the last one waits for its step");
   for (const LaneStep& step : lanes) {
     SequenceState& lane = *step.lane;
     if (lane.tokens.size() <= static_cast<std::size_t>(lane.cached))
@@ -98,14 +116,17 @@ Status ArVerifier::verify(DecodeContext& context, std::span<const LaneStep> lane
       return invalid_argument(
           "the draft's probabilities are not one row of the vocabulary per "
           "token");
-    // A waiting prompt goes in first, so the verification batch stays small.
+    // A waiting prompt goes in first, so the verification batch stays small
+    // (a scheduler that chunks prompts steps a lane only once it is fed).
     RETURN_IF_ERROR(
         feed_all_but_last(context.target, context.cache, lane, prefill_batch_, context.counters));
   }
   RETURN_IF_ERROR(plan_depths(context, lanes));
-  RETURN_IF_ERROR(build_batch(context, lanes));
+  RETURN_IF_ERROR(build_batch(context, chunks, lanes));
   ASSIGN_OR_RETURN(std::span<const float> logits, context.target.forward(context.cache, batch_));
   ++context.counters.target_forwards;
+  for (const PrefillChunk& chunk : chunks) chunk.lane->cached += chunk.tokens;
+  if (lanes.empty()) return ok_status();
   ++context.counters.verify_steps;
 
   const std::size_t vocab = static_cast<std::size_t>(context.target.config().vocab_size);

@@ -1,6 +1,7 @@
 // Autoregressive verification of chain and tree drafts (algorithms.md §4).
 // One step: a lane's waiting prompt is fed first (all but its last token);
-// then one forward carries, for every lane, its last token (K/V written) and
+// then one forward carries other lanes' prefill chunks (continuous
+// batching), and for every lane its last token (K/V written) and
 // its draft nodes (K/V held pending, tree visibility from the parents,
 // positions = the last token's + depth). Each lane accepts a path
 // (acceptance.h); only the accepted nodes' K/V are committed to the cache
@@ -23,6 +24,10 @@ class ArVerifier final : public Verifier {
  public:
   explicit ArVerifier(const OptionValues& options);
   Status verify(DecodeContext& context, std::span<const LaneStep> lanes) override;
+  bool chunks_prefill() const override { return true; }
+  // The chunks' rows go into the verification forward, before the lanes'.
+  Status feed_and_verify(DecodeContext& context, std::span<const PrefillChunk> chunks,
+                         std::span<const LaneStep> lanes) override;
 
  private:
   // Per lane of the step: where its nodes sit in the batch.
@@ -36,8 +41,10 @@ class ArVerifier final : public Verifier {
 
   // How deep each lane's draft may go so that what it keeps fits its cache.
   Status plan_depths(DecodeContext& context, std::span<const LaneStep> lanes);
-  // The verification batch: per lane its last token, then its draft nodes.
-  Status build_batch(DecodeContext& context, std::span<const LaneStep> lanes);
+  // The verification batch: the chunks' tokens, then per lane its last
+  // token and its draft nodes.
+  Status build_batch(DecodeContext& context, std::span<const PrefillChunk> chunks,
+                     std::span<const LaneStep> lanes);
 
   Batch batch_;
   Batch prefill_batch_;
