@@ -59,6 +59,9 @@ Status DecodeLoop::deliver(Running& turn, std::span<const int32_t> emitted) {
     if (turn.turn.stop_at_eos && (tokenizer.is_end_of_generation(token) ||
                                   (turn.turn.stop_at_bos && token == tokenizer.bos()))) {
       turn.stop_reason = "eos";
+    } else if (std::find(turn.turn.stop_tokens.begin(), turn.turn.stop_tokens.end(), token) !=
+               turn.turn.stop_tokens.end()) {
+      turn.stop_reason = "stop_token";
     } else {
       ++turn.generated;
       if (turn.turn.sink && !turn.turn.sink(token, turn.turn.sink_lane))
@@ -118,9 +121,10 @@ Status DecodeLoop::step() {
   for (const std::size_t index : plan_.decode)
     shared = shared || turns_[index].turn.group != turns_[plan_.decode.front()].turn.group;
   in_step_ = true;
-  const Status stepped = engine_.step(chunks_, decode_lanes_,
-                                      std::span(emitted_).first(decode_lanes_.size()), shared);
+  const Status stepped =
+      engine_.step(chunks_, decode_lanes_, std::span(emitted_).first(decode_lanes_.size()), shared);
   ++steps_;
+  last_step_lanes_ = plan_.decode.size() + plan_.prefill.size();
   Status delivered = ok_status();
   if (stepped.ok()) {
     for (std::size_t i = 0; i < plan_.decode.size(); ++i) {

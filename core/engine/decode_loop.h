@@ -30,7 +30,8 @@ using TurnId = uint64_t;
 
 struct TurnOutcome {
   TurnId id = 0;
-  // "eos" | "max_tokens" | "cache_full" | "stopped" (the sink said so) |
+  // "eos" | "stop_token" | "max_tokens" | "cache_full" | "stopped" (the sink
+  // said so) |
   // "cancelled" | "error" (the step it was in failed; the lane's cache
   // sequence may then be behind its tokens and is best ended).
   std::string stop_reason;
@@ -47,13 +48,15 @@ struct Turn {
   // at a story's end).
   bool stop_at_eos = true;
   bool stop_at_bos = true;
+  // Tokens that end the turn too ("stop_token"), kept in the lane like EOS.
+  std::vector<int32_t> stop_tokens;
   // Keep only the tokens up to where the turn stopped: what the last step
   // emitted past it (accepted draft tokens) leaves the lane and the cache, so
   // the lane can take another turn (chat, sessions; Engine::keep_tokens).
   // Only for a lane that owns its cache sequence.
   bool trim_past_stop = false;
-  TokenSink sink;                                 // false: stop the turn ("stopped")
-  std::function<void(const TurnOutcome&)> done;   // once, when the turn ends
+  TokenSink sink;                                // false: stop the turn ("stopped")
+  std::function<void(const TurnOutcome&)> done;  // once, when the turn ends
 };
 
 class DecodeLoop {
@@ -73,6 +76,8 @@ class DecodeLoop {
   // it ("error") and returns why; the loop stays usable for the others.
   Status step();
   int64_t steps() const { return steps_; }
+  // Lanes the last step ran (decoding or fed a chunk).
+  std::size_t last_step_lanes() const { return last_step_lanes_; }
 
  private:
   struct Running {
@@ -95,6 +100,7 @@ class DecodeLoop {
   TurnId next_id_ = 1;
   uint64_t next_submitted_ = 0;
   int64_t steps_ = 0;
+  std::size_t last_step_lanes_ = 0;
   bool in_step_ = false;
   // Reused every step.
   std::vector<LaneView> views_;

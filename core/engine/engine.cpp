@@ -267,6 +267,24 @@ Status Engine::begin_sequence(SequenceState& lane, std::optional<uint64_t> seed)
   return cache_->allocate(lane.id, max_tokens_);
 }
 
+Status Engine::fork_sequence(const SequenceState& source, SequenceState& lane) {
+  if (!source.owns_sequence)
+    return invalid_argument("a branch kept in its prefix's sequence cannot be forked");
+  const SequenceId id = next_sequence_++;
+  RETURN_IF_ERROR(cache_->fork(source.id, id));
+  lane.id = id;
+  lane.branch = 0;
+  lane.tokens = source.tokens;
+  lane.cached = source.cached;
+  lane.capacity = source.capacity;
+  lane.sampler = source.sampler;
+  lane.proposer_state.reset();
+  lane.proposer_begun = false;
+  lane.owns_sequence = true;
+  lane.last_draft = 0;
+  return ok_status();
+}
+
 Status Engine::begin_branch(const SequenceState& prefix, BranchId branch, SequenceState& lane,
                             std::optional<uint64_t> seed) {
   if (branch < 1)

@@ -82,6 +82,11 @@ class Engine {
   // layouts, so they draw the same numbers.
   Status begin_branch(const SequenceState& prefix, BranchId branch, SequenceState& lane,
                       std::optional<uint64_t> seed = std::nullopt);
+  // A lane in a new sequence forked from `source`'s (copy-on-write on
+  // paged, copied elsewhere): the same tokens, K/V and sampler state (its
+  // random stream goes on from where the source's is); its proposer begins
+  // afresh at its first step. `source` must own its sequence.
+  Status fork_sequence(const SequenceState& source, SequenceState& lane);
   // Feeds the lane's waiting tokens into the cache as the verifier decodes
   // them (a prompt that branches continue, or a long history), without
   // sampling: all but the last for `ar`, whole blocks for block diffusion.

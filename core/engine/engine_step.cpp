@@ -16,7 +16,8 @@ void fit_drafts(std::span<Draft> drafts, int64_t rows, int64_t max_rows, std::si
   while (rows > max_rows) {
     Draft* longest = nullptr;
     for (Draft& draft : drafts)
-      if (!draft.empty() && (longest == nullptr || draft.size() > longest->size())) longest = &draft;
+      if (!draft.empty() && (longest == nullptr || draft.size() > longest->size()))
+        longest = &draft;
     if (longest == nullptr) return;  // nothing left to cut: the verifier says what is too long
     longest->tokens.pop_back();
     longest->parents.pop_back();

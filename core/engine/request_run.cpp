@@ -72,8 +72,7 @@ class RequestLanes {
       lane.tokens.insert(lane.tokens.end(),
                          request.prompt.begin() + static_cast<std::ptrdiff_t>(prefix_.cached),
                          request.prompt.end());
-      lane.tokens.insert(lane.tokens.end(), request.branches[b].begin(),
-                         request.branches[b].end());
+      lane.tokens.insert(lane.tokens.end(), request.branches[b].begin(), request.branches[b].end());
     }
     return ok_status();
   }

@@ -20,6 +20,8 @@ std::string_view status_code_name(StatusCode code) {
       return "UNIMPLEMENTED";
     case StatusCode::kInternal:
       return "INTERNAL";
+    case StatusCode::kUnavailable:
+      return "UNAVAILABLE";
     case StatusCode::kDataLoss:
       return "DATA_LOSS";
   }
@@ -73,6 +75,9 @@ Status internal_error(std::string m) {
 }
 Status data_loss(std::string m) {
   return {StatusCode::kDataLoss, std::move(m)};
+}
+Status unavailable(std::string m) {
+  return {StatusCode::kUnavailable, std::move(m)};
 }
 
 void check_failed(const char* file, int line, const char* condition, std::string_view message) {

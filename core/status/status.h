@@ -23,6 +23,7 @@ enum class StatusCode : int {
   kOutOfRange = 11,
   kUnimplemented = 12,
   kInternal = 13,
+  kUnavailable = 14,
   kDataLoss = 15,
 };
 
@@ -62,6 +63,7 @@ Status out_of_range(std::string message);
 Status unimplemented(std::string message);
 Status internal_error(std::string message);
 Status data_loss(std::string message);
+Status unavailable(std::string message);
 
 [[noreturn]] void check_failed(const char* file, int line, const char* condition,
                                std::string_view message);

@@ -8,8 +8,7 @@ ContinuousScheduler::ContinuousScheduler(const OptionValues& options)
     : max_batch_tokens_(options.get_int("max_batch_tokens")),
       prefill_chunk_(options.get_int("prefill_chunk")) {}
 
-void ContinuousScheduler::plan(std::span<const LaneView> lanes, int64_t max_rows,
-                               StepPlan& plan) {
+void ContinuousScheduler::plan(std::span<const LaneView> lanes, int64_t max_rows, StepPlan& plan) {
   const int64_t budget = max_batch_tokens_ > 0 ? std::min(max_batch_tokens_, max_rows) : max_rows;
   order_.resize(lanes.size());
   for (std::size_t i = 0; i < lanes.size(); ++i) order_[i] = i;

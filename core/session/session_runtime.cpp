@@ -1,0 +1,205 @@
+#include "core/session/session_runtime.h"
+
+#include <chrono>
+#include <future>
+#include <utility>
+
+#include "core/engine/engine.h"
+
+namespace tessera {
+
+bool TokenStream::next(Event& event) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (ended_ && events_.empty()) return false;
+  ready_.wait(lock, [&] { return !events_.empty(); });
+  event = std::move(events_.front());
+  events_.pop_front();
+  if (event.end) ended_ = true;
+  return true;
+}
+
+void TokenStream::abandon() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  abandoned_ = true;
+}
+
+void TokenStream::push(Event event) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    events_.push_back(std::move(event));
+  }
+  ready_.notify_one();
+}
+
+bool TokenStream::abandoned() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return abandoned_;
+}
+
+SessionRuntime::SessionRuntime(Engine& engine, SessionLimits limits)
+    : engine_(engine), sessions_(engine, limits), thread_([this] { loop_thread(); }) {}
+
+SessionRuntime::~SessionRuntime() { shutdown(); }
+
+void SessionRuntime::shutdown() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+Status SessionRuntime::run(const std::function<Status(SessionManager&)>& command) {
+  std::promise<Status> result;
+  std::future<Status> done = result.get_future();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_) return unavailable("the server is shutting down");
+    commands_.push_back([&] { result.set_value(command(sessions_)); });
+  }
+  wake_.notify_all();
+  return done.get();
+}
+
+void SessionRuntime::loop_thread() {
+  for (;;) {
+    std::deque<std::function<void()>> commands;
+    bool stopping = false;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      // Idle: sleep until a command comes (or a minute passes: TTLs run on).
+      if (commands_.empty() && !stopping_ && !sessions_.generating())
+        wake_.wait_for(lock, std::chrono::seconds(1),
+                       [&] { return !commands_.empty() || stopping_; });
+      commands.swap(commands_);
+      stopping = stopping_;
+    }
+    for (auto& command : commands) command();
+    if (stopping) break;
+    // Turns whose reader left are cancelled; their sessions stay.
+    for (auto it = streams_.begin(); it != streams_.end();) {
+      const auto stream = it->stream.lock();
+      if (!stream) {
+        it = streams_.erase(it);
+        continue;
+      }
+      if (stream->abandoned()) (void)sessions_.cancel(it->id, it->owner);
+      ++it;
+    }
+    sessions_.expire_idle();
+    if (!sessions_.generating()) continue;
+    const auto start = std::chrono::steady_clock::now();
+    const std::size_t lanes = sessions_.step();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (lanes > 0) {
+      ++metrics_.steps;
+      metrics_.step_seconds.observe(seconds);
+      metrics_.batch_lanes.observe(static_cast<double>(lanes));
+    }
+  }
+  // Shutdown: every running turn ends with a status its reader sees.
+  sessions_.cancel_all("shutdown");
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopped_ = true;
+    // Commands that came after the last swap fail rather than hang.
+    for (auto& command : commands_) command();
+    commands_.clear();
+  }
+}
+
+Result<std::string> SessionRuntime::create(const SessionOptions& options,
+                                           const std::string& owner) {
+  std::string id;
+  const Status ran = run([&](SessionManager& sessions) -> Status {
+    ASSIGN_OR_RETURN(id, sessions.create(options, owner));
+    return ok_status();
+  });
+  RETURN_IF_ERROR(ran);
+  return id;
+}
+
+Status SessionRuntime::append(const std::string& id, const std::string& owner,
+                              std::vector<int32_t> tokens) {
+  return run([&](SessionManager& sessions) { return sessions.append(id, owner, tokens); });
+}
+
+Result<std::shared_ptr<TokenStream>> SessionRuntime::generate(const std::string& id,
+                                                              const std::string& owner,
+                                                              const GenerateOptions& options) {
+  auto stream = std::make_shared<TokenStream>();
+  const Status ran = run([&](SessionManager& sessions) -> Status {
+    const auto start = std::chrono::steady_clock::now();
+    const auto since = [start] {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
+    std::weak_ptr<TokenStream> weak = stream;
+    RETURN_IF_ERROR(sessions.generate(
+        id, owner, options,
+        [weak, since](int32_t token, int) {
+          const auto reader = weak.lock();
+          if (!reader || reader->abandoned()) return false;
+          reader->push({false, token, since(), {}});
+          return true;
+        },
+        [weak, since](const GenerateOutcome& outcome) {
+          if (const auto reader = weak.lock()) reader->push({true, -1, since(), outcome});
+        }));
+    streams_.push_back({id, owner, stream});
+    return ok_status();
+  });
+  RETURN_IF_ERROR(ran);
+  return stream;
+}
+
+Status SessionRuntime::cancel(const std::string& id, const std::string& owner) {
+  return run([&](SessionManager& sessions) { return sessions.cancel(id, owner); });
+}
+
+Result<std::string> SessionRuntime::fork(const std::string& id, const std::string& owner) {
+  std::string fork_id;
+  const Status ran = run([&](SessionManager& sessions) -> Status {
+    ASSIGN_OR_RETURN(fork_id, sessions.fork(id, owner));
+    return ok_status();
+  });
+  RETURN_IF_ERROR(ran);
+  return fork_id;
+}
+
+Status SessionRuntime::close(const std::string& id, const std::string& owner) {
+  return run([&](SessionManager& sessions) { return sessions.close(id, owner); });
+}
+
+Result<SessionInfo> SessionRuntime::info(const std::string& id, const std::string& owner) {
+  SessionInfo info;
+  const Status ran = run([&](SessionManager& sessions) -> Status {
+    ASSIGN_OR_RETURN(info, sessions.info(id, owner));
+    return ok_status();
+  });
+  RETURN_IF_ERROR(ran);
+  return info;
+}
+
+SessionMetrics SessionRuntime::metrics() {
+  SessionMetrics metrics;
+  const Status st = run([&](SessionManager& sessions) {
+    metrics.sessions = sessions.counters();
+    metrics.live_sessions = static_cast<int64_t>(sessions.live());
+    const CacheBytes bytes = engine_.cache().bytes();
+    metrics.kv_live_bytes = bytes.live;
+    metrics.kv_peak_bytes = bytes.peak;
+    return ok_status();
+  });
+  std::lock_guard<std::mutex> lock(mutex_);
+  metrics.steps = metrics_.steps;
+  metrics.step_seconds = metrics_.step_seconds;
+  metrics.batch_lanes = metrics_.batch_lanes;
+  (void)st;  // after shutdown: the last counts the loop thread wrote
+  return metrics;
+}
+
+}  // namespace tessera

@@ -1,0 +1,165 @@
+// The thread-safe face of the sessions: many client threads at once, a
+// reader that leaves mid-stream, a shutdown during generation, the metrics.
+#include "core/session/session_runtime.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/engine/engine.h"
+#include "tests/model/engine_test_util.h"
+
+namespace tessera {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::make_engine;
+
+constexpr char kContinuous[] = "[scheduler]\nplugin = \"continuous\"\n";
+
+struct Streamed {
+  std::vector<int32_t> tokens;
+  GenerateOutcome outcome;
+};
+
+Streamed read_all(TokenStream& stream) {
+  Streamed out;
+  TokenStream::Event event;
+  while (stream.next(event)) {
+    if (event.end) {
+      out.outcome = event.outcome;
+    } else {
+      out.tokens.push_back(event.token);
+    }
+  }
+  return out;
+}
+
+// One client: a session, a prompt, two turns; returns both replies.
+std::vector<std::vector<int32_t>> converse(SessionRuntime& runtime, Engine& engine, int client) {
+  std::vector<std::vector<int32_t>> replies;
+  SessionOptions options;
+  options.seed = static_cast<uint64_t>(client);
+  auto id = runtime.create(options, "key");
+  EXPECT_TRUE(id.ok()) << id.status().to_string();
+  if (!id.ok()) return replies;
+  const std::string prompt = client % 2 ? "Once upon a time" : "The little dog ran to the park";
+  for (int turn = 0; turn < 2; ++turn) {
+    auto tokens = engine.tokenizer().encode(turn == 0 ? prompt : " Then", turn == 0, turn > 0);
+    EXPECT_TRUE(tokens.ok());
+    EXPECT_TRUE(runtime.append(*id, "key", *tokens).ok());
+    GenerateOptions generate;
+    generate.max_tokens = 8 + client;
+    generate.stop_at_eos = false;
+    auto stream = runtime.generate(*id, "key", generate);
+    EXPECT_TRUE(stream.ok()) << stream.status().to_string();
+    if (!stream.ok()) return replies;
+    const Streamed got = read_all(**stream);
+    EXPECT_EQ(got.outcome.stop_reason, "max_tokens");
+    replies.push_back(got.tokens);
+  }
+  EXPECT_TRUE(runtime.close(*id, "key").ok());
+  return replies;
+}
+
+TEST(SessionRuntime, ClientsOnManyThreadsEachGetWhatTheyGetAlone) {
+  auto engine = make_engine("stories260K.gguf",
+                            std::string(kContinuous) + "[sampling]\ntemperature = 0.7\n");
+  ASSERT_NE(engine, nullptr);
+  constexpr int kClients = 8;
+  std::vector<std::vector<std::vector<int32_t>>> together(kClients), alone(kClients);
+  {
+    SessionRuntime runtime(*engine, {});
+    std::vector<std::thread> clients;
+    for (int c = 0; c < kClients; ++c)
+      clients.emplace_back([&, c] { together[c] = converse(runtime, *engine, c); });
+    for (std::thread& t : clients) t.join();
+    const SessionMetrics metrics = runtime.metrics();
+    EXPECT_EQ(metrics.sessions.created, kClients);
+    EXPECT_EQ(metrics.live_sessions, 0);
+    EXPECT_GT(metrics.batch_lanes.count, 0);
+  }
+  for (int c = 0; c < kClients; ++c) {
+    SessionRuntime runtime(*engine, {});
+    alone[c] = converse(runtime, *engine, c);
+    EXPECT_EQ(together[c], alone[c]) << "client " << c;
+  }
+}
+
+TEST(SessionRuntime, AReaderThatLeavesCancelsItsTurnAndTheSessionGoesOn) {
+  auto engine = make_engine("stories260K.gguf", kContinuous);
+  ASSERT_NE(engine, nullptr);
+  SessionRuntime runtime(*engine, {});
+  auto id = runtime.create({}, "");
+  ASSERT_TRUE(id.ok());
+  ASSERT_TRUE(runtime.append(*id, "", *engine->tokenizer().encode("Once upon a time", true)).ok());
+  GenerateOptions options;
+  options.max_tokens = 200;
+  options.stop_at_eos = false;
+  auto stream = runtime.generate(*id, "", options);
+  ASSERT_TRUE(stream.ok());
+  TokenStream::Event event;
+  ASSERT_TRUE((*stream)->next(event));
+  (*stream)->abandon();
+  stream->reset();
+  // The session is usable again once the loop has seen the reader leave.
+  Status appended;
+  for (int tries = 0; tries < 1000; ++tries) {
+    appended = runtime.append(*id, "", std::vector<int32_t>{1});
+    if (appended.ok()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  ASSERT_TRUE(appended.ok()) << appended.to_string();
+  auto info = runtime.info(*id, "");
+  ASSERT_TRUE(info.ok());
+  EXPECT_FALSE(info->generating);
+  EXPECT_LT(info->tokens, 200);
+  options.max_tokens = 5;
+  auto again = runtime.generate(*id, "", options);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(read_all(**again).tokens.size(), 5u);
+}
+
+TEST(SessionRuntime, ShutdownEndsRunningTurnsWithAStatus) {
+  auto engine = make_engine("stories260K.gguf", kContinuous);
+  ASSERT_NE(engine, nullptr);
+  SessionRuntime runtime(*engine, {});
+  auto id = runtime.create({}, "");
+  ASSERT_TRUE(runtime.append(*id, "", *engine->tokenizer().encode("Once", true)).ok());
+  GenerateOptions options;
+  options.max_tokens = 100000;
+  options.stop_at_eos = false;
+  // Long enough to be running at shutdown (the cache ends it otherwise).
+  auto stream = runtime.generate(*id, "", options);
+  ASSERT_TRUE(stream.ok());
+  TokenStream::Event event;
+  ASSERT_TRUE((*stream)->next(event));
+  runtime.shutdown();
+  const Streamed rest = read_all(**stream);
+  EXPECT_THAT(rest.outcome.stop_reason, ::testing::AnyOf("shutdown", "cache_full"));
+  EXPECT_EQ(runtime.create({}, "").status().code(), StatusCode::kUnavailable);
+}
+
+TEST(SessionRuntime, MetricsAreInPrometheusTextFormat) {
+  auto engine = make_engine("stories260K.gguf", kContinuous);
+  ASSERT_NE(engine, nullptr);
+  SessionRuntime runtime(*engine, {});
+  auto id = runtime.create({}, "");
+  ASSERT_TRUE(runtime.append(*id, "", *engine->tokenizer().encode("Once", true)).ok());
+  GenerateOptions options;
+  options.max_tokens = 6;
+  options.stop_at_eos = false;
+  read_all(**runtime.generate(*id, "", options));
+  const std::string text = prometheus_text(runtime.metrics());
+  EXPECT_THAT(text, HasSubstr("# TYPE tessera_sessions_live gauge\ntessera_sessions_live 1\n"));
+  EXPECT_THAT(text, HasSubstr("tessera_tokens_out_total 6\n"));
+  EXPECT_THAT(text, HasSubstr("tessera_sessions_evicted_total{reason=\"lru\"} 0\n"));
+  EXPECT_THAT(text, HasSubstr("tessera_step_seconds_bucket{le=\"+Inf\"} "));
+  EXPECT_THAT(text, HasSubstr("tessera_batch_lanes_count "));
+}
+
+}  // namespace
+}  // namespace tessera
