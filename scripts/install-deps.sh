@@ -10,6 +10,7 @@
 # Node.js installs the pinned reference packages (scripts/install-references.sh).
 # unicode-data (with bzip2 to read it) gives tests/unicode the Unicode 15.0
 # NormalizationTest.txt conformance file and scripts/gen-unicode-tables.py its input.
+# cpp-httplib serves tessera serve's HTTP API.
 set -euo pipefail
 
 packages=(
@@ -22,6 +23,7 @@ packages=(
   clang-format
   python3-numpy python3-jinja2
   unicode-data bzip2
+  libcpp-httplib-dev
 )
 # Node.js and npm install the pinned reference packages (scripts/install-references.sh);
 # Debian's only where the machine has no node of its own.

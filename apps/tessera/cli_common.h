@@ -52,6 +52,7 @@ std::unique_ptr<PluginRegistry> make_registry(const Config* config);
 
 int run_generate(int argc, char** argv);
 int run_chat(int argc, char** argv);
+int run_serve(int argc, char** argv);
 int run_perplexity(int argc, char** argv);
 int run_inspect(int argc, char** argv);
 int run_plugins(int argc, char** argv);

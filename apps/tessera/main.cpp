@@ -18,6 +18,7 @@ usage: tessera <command> [options]     (tessera <command> --help for each)
 commands:
   generate     stream text from a model:   tessera generate --config configs/stories260k.toml --prompt "Once upon a time"
   chat         a multi-turn conversation:  tessera chat --config FILE --system "Be brief."   (K/V kept across turns)
+  serve        sessions over HTTP (OpenAI API): tessera serve --config configs/serve-stories260k.toml
   perplexity   score a text file:          tessera perplexity --config configs/stories260k.toml --text story.txt
   sweep        measure a grid of configs:  tessera sweep --config sweeps/codec-window.toml --out results/codec-window
   bench        prompt and generation speed: tessera bench --config configs/stories260k.toml --threads 1,2
@@ -43,6 +44,7 @@ int run_command(int argc, char** argv) {
   // Each subcommand parses argv from its own name on.
   if (command == "generate") return run_generate(argc - 1, argv + 1);
   if (command == "chat") return run_chat(argc - 1, argv + 1);
+  if (command == "serve") return run_serve(argc - 1, argv + 1);
   if (command == "perplexity") return run_perplexity(argc - 1, argv + 1);
   if (command == "sweep") return run_sweep(argc - 1, argv + 1);
   if (command == "inspect") return run_inspect(argc - 1, argv + 1);

@@ -205,6 +205,43 @@ constexpr ConfigKey kCoreKeys[] = {
               .type = kString,
               .default_value = "\"single\"",
               .description = "Scheduler plugin that decides which sequences run each step"}},
+    {.section = "server",
+     .spec = {.name = "http",
+              .type = kString,
+              .default_value = "\"127.0.0.1:8080\"",
+              .description = "Where tessera serve answers HTTP (HOST:PORT); --http overrides it. "
+                             "Loopback unless told otherwise"}},
+    {.section = "server",
+     .spec = {.name = "max_sessions",
+              .type = kInt,
+              .default_value = "64",
+              .description = "Sessions kept at once; at the limit the least recently used idle "
+                             "one is evicted to make room",
+              .min = 1,
+              .max = 1 << 20}},
+    {.section = "server",
+     .spec = {.name = "session_idle_ttl_s",
+              .type = kFloat,
+              .default_value = "1800",
+              .description = "Seconds a session may sit idle before it is evicted; 0 keeps "
+                             "sessions until closed or evicted for room",
+              .min = 0,
+              .max = 1e9}},
+    {.section = "server",
+     .spec = {.name = "api_keys",
+              .type = kString,
+              .default_value = "[]",
+              .description = "Keys a request must carry (HTTP 'Authorization: Bearer KEY'); a "
+                             "session is seen only by the key that created it. Empty: no key "
+                             "asked"},
+     .list = true},
+    {.section = "server",
+     .spec = {.name = "chat_template",
+              .type = kString,
+              .default_value = "\"\"",
+              .description =
+                  "Chat template of /v1/chat/completions: a built-in name (chatml, "
+                  "llama3, gemma) or a Jinja file; empty: the model's own, else chatml"}},
     {.section = "plugins",
      .spec = {.name = "search_path",
               .type = kString,
@@ -215,8 +252,9 @@ constexpr ConfigKey kCoreKeys[] = {
      .list = true},
 };
 
-constexpr std::array<std::string_view, 8> kSections = {
-    "model", "backend", "cache", "cache.codec", "decode", "sampling", "scheduler", "plugins"};
+constexpr std::array<std::string_view, 9> kSections = {"model",       "backend", "cache",
+                                                       "cache.codec", "decode",  "sampling",
+                                                       "scheduler",   "server",  "plugins"};
 
 constexpr double kUnbounded = 1e300;  // OptionSpec's "no limit"
 

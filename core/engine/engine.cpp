@@ -167,6 +167,7 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
   memory.cap_bytes = static_cast<uint64_t>(config.get_int("cache.max_memory_mib")) << 20;
   memory.codec_name = codec_rec->name();
   RETURN_IF_ERROR(check_memory_budget(memory, available_memory()));
+  engine->memory_ = memory;
   engine->max_tokens_ = config.get_int("cache.max_tokens");
   if (!policy.evicts && engine->max_tokens_ > mc.context_length)
     engine->warnings_.push_back("cache.max_tokens = " + std::to_string(engine->max_tokens_) +
@@ -343,6 +344,14 @@ Status Engine::end_sequence(SequenceState& lane) {
   lane.proposer_state.reset();
   if (!lane.owns_sequence) return ok_status();
   return cache_->release(lane.id);
+}
+
+Status Engine::check_memory_for(int64_t sequences) const {
+  MemoryRequest memory = memory_;
+  memory.sequences = sequences;
+  // The weights are loaded already (what is available counts them as used).
+  memory.weight_bytes = 0;
+  return check_memory_budget(memory, available_memory());
 }
 
 Result<GenerationStats> Engine::generate(const GenerationRequest& request, const TokenSink& sink) {

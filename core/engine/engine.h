@@ -18,6 +18,7 @@
 #include "core/decode/draft.h"
 #include "core/decode/proposer.h"
 #include "core/decode/verifier.h"
+#include "core/engine/memory_budget.h"
 #include "core/model/model.h"
 #include "core/model/transformer.h"
 #include "core/plugin/registry.h"
@@ -120,6 +121,10 @@ class Engine {
   // lane is a branch kept in its prefix's sequence.
   Status end_sequence(SequenceState& lane);
 
+  // The memory check of Engine::create again, for `sequences` sequences of
+  // cache.max_tokens each at once (tessera serve: server.max_sessions).
+  Status check_memory_for(int64_t sequences) const;
+
   // The configured scheduler: it plans the steps of a decode loop.
   Scheduler& scheduler() { return *scheduler_; }
 
@@ -147,6 +152,7 @@ class Engine {
   SamplingParams sampling_;
   int64_t max_tokens_ = 0;
   int64_t default_new_tokens_ = 0;
+  MemoryRequest memory_;  // what Engine::create checked
   BranchLayout branch_layout_ = BranchLayout::kBim;
   SequenceId next_sequence_ = 0;
   DecodeCounters counters_;

@@ -26,11 +26,20 @@ std::string per_token_text(const MemoryRequest& r) {
 }
 
 std::string fix_text(const MemoryRequest& r, double budget) {
-  const double per_token = bytes_per_token(r);
+  const double per_token = bytes_per_token(r) * static_cast<double>(r.sequences);
   const auto fits = static_cast<long long>(per_token > 0 ? std::floor(budget / per_token) : 0);
+  if (fits < 1 && r.sequences > 1) {
+    MemoryRequest single = r;
+    single.sequences = 1;
+    const double one = kv_cache_bytes(single);
+    const auto sessions = static_cast<long long>(one > 0 ? std::floor(budget / one) : 0);
+    return "lower server.max_sessions to " + std::to_string(std::max(1LL, sessions)) +
+           " or less, or cache.max_tokens";
+  }
   if (fits < 1) return "no cache.max_tokens fits; use a smaller model or free memory";
   return "lower cache.max_tokens to " +
-         std::to_string(std::min<long long>(fits, r.max_tokens - 1)) + " or less";
+         std::to_string(std::min<long long>(fits, r.max_tokens - 1)) + " or less" +
+         (r.sequences > 1 ? " (or server.max_sessions)" : "");
 }
 
 }  // namespace
@@ -39,8 +48,9 @@ double kv_cache_bytes(const MemoryRequest& request) {
   const double per_layer_token = bytes_per_token(request) / std::max(1, request.geometry.layers);
   const int full_layers = request.geometry.layers - request.sliding_layers;
   const int64_t sliding_tokens = std::min(request.max_tokens, request.sliding_entries);
-  return per_layer_token * (static_cast<double>(request.max_tokens) * full_layers +
-                            static_cast<double>(sliding_tokens) * request.sliding_layers);
+  return per_layer_token * static_cast<double>(request.sequences) *
+         (static_cast<double>(request.max_tokens) * full_layers +
+          static_cast<double>(sliding_tokens) * request.sliding_layers);
 }
 
 double codec_bytes_per_vector(const Compressor& codec, int head_dim) {
@@ -50,9 +60,13 @@ double codec_bytes_per_vector(const Compressor& codec, int head_dim) {
 
 Status check_memory_budget(const MemoryRequest& request, const AvailableMemory& available) {
   const double kv = kv_cache_bytes(request);
-  const std::string asks = "cache.max_tokens = " + std::to_string(request.max_tokens) +
-                           " asks for " + mib(kv) +
-                           " of KV cache (per token: " + per_token_text(request) + ")";
+  const std::string asks =
+      (request.sequences > 1
+           ? "server.max_sessions = " + std::to_string(request.sequences) + " sessions of "
+           : std::string()) +
+      "cache.max_tokens = " + std::to_string(request.max_tokens) +
+      (request.sequences > 1 ? " ask for " : " asks for ") + mib(kv) +
+      " of KV cache (per token: " + per_token_text(request) + ")";
   if (request.cap_bytes > 0 && kv > static_cast<double>(request.cap_bytes))
     return resource_exhausted(
         asks + ", more than cache.max_memory_mib = " + mib(static_cast<double>(request.cap_bytes)) +

@@ -27,11 +27,14 @@ struct MemoryRequest {
   // sliding_entries entries per sequence, not max_tokens.
   int sliding_layers = 0;
   int64_t sliding_entries = 0;
+  // Sequences that may hold max_tokens each at once (tessera serve:
+  // server.max_sessions).
+  int64_t sequences = 1;
 };
 
-// The KV bytes any store needs at least to hold max_tokens tokens:
-// tokens * layers * 2 (K and V) * kv_heads * bytes_per_vector, the sliding
-// layers kept apart counting min(tokens, sliding_entries) tokens.
+// The KV bytes any store needs at least to hold max_tokens tokens in each of
+// `sequences`: tokens * layers * 2 (K and V) * kv_heads * bytes_per_vector,
+// the sliding layers kept apart counting min(tokens, sliding_entries).
 double kv_cache_bytes(const MemoryRequest& request);
 
 // The codec's storage per vector, averaged over a run (a codec may pack

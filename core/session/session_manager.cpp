@@ -53,7 +53,8 @@ Status SessionManager::make_room() {
   // The least recently used session that is not generating.
   auto victim = sessions_.end();
   for (auto it = sessions_.begin(); it != sessions_.end(); ++it)
-    if (!it->second.turn && (victim == sessions_.end() || it->second.last_use < victim->second.last_use))
+    if (!it->second.turn &&
+        (victim == sessions_.end() || it->second.last_use < victim->second.last_use))
       victim = it;
   if (victim == sessions_.end())
     return resource_exhausted("all " + std::to_string(sessions_.size()) +
@@ -211,8 +212,7 @@ Result<SessionInfo> SessionManager::info(const std::string& id, const std::strin
                                              static_cast<double>(stored.stored) /
                                              static_cast<double>(all_entries));
   info.idle_seconds =
-      session->turn ? 0.0
-                    : std::chrono::duration<double>(clock_() - session->last_use).count();
+      session->turn ? 0.0 : std::chrono::duration<double>(clock_() - session->last_use).count();
   info.generating = session->turn.has_value();
   return info;
 }
@@ -225,9 +225,8 @@ std::size_t SessionManager::step() {
   failed.swap(failed_);
   for (FailedTurn& turn : failed) {
     ++counters_.failed;
-    const Status reason = failed_precondition("session " + turn.id +
-                                              " was closed: its step failed (" +
-                                              stepped.to_string() + ")");
+    const Status reason = failed_precondition(
+        "session " + turn.id + " was closed: its step failed (" + stepped.to_string() + ")");
     end_session(turn.id, "failed: " + stepped.to_string());
     if (turn.done) turn.done({"error", turn.generated, reason});
   }

@@ -52,11 +52,11 @@ struct GenerateOptions {
 
 struct SessionInfo {
   std::string id;
-  int64_t tokens = 0;           // the raw history, whole
-  int64_t cached = 0;           // of them with K/V in the cache
-  int64_t stored_entries = 0;   // entries the store holds (fewer under sink_window)
-  std::size_t kv_bytes = 0;     // the session's share of the live K/V bytes
-  double idle_seconds = 0;      // since its last use
+  int64_t tokens = 0;          // the raw history, whole
+  int64_t cached = 0;          // of them with K/V in the cache
+  int64_t stored_entries = 0;  // entries the store holds (fewer under sink_window)
+  std::size_t kv_bytes = 0;    // the session's share of the live K/V bytes
+  double idle_seconds = 0;     // since its last use
   bool generating = false;
 };
 

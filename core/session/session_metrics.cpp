@@ -14,8 +14,8 @@ std::string number(double value) {
 
 void metric(std::string& out, const char* name, const char* type, const char* help,
             const std::string& samples) {
-  out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" +
-         samples;
+  out +=
+      std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" + samples;
 }
 
 template <std::size_t N>
@@ -25,7 +25,8 @@ void histogram(std::string& out, const char* name, const char* help, const Histo
   for (std::size_t b = 0; b <= N; ++b) {
     cumulative += h.counts[b];
     const std::string le = b < N ? number(h.bounds[b]) : "+Inf";
-    samples += std::string(name) + "_bucket{le=\"" + le + "\"} " + std::to_string(cumulative) + "\n";
+    samples +=
+        std::string(name) + "_bucket{le=\"" + le + "\"} " + std::to_string(cumulative) + "\n";
   }
   samples += std::string(name) + "_sum " + number(h.sum) + "\n";
   samples += std::string(name) + "_count " + std::to_string(h.count) + "\n";
@@ -46,7 +47,8 @@ std::string prometheus_text(const SessionMetrics& m) {
   metric(out, "tessera_sessions_closed_total", "counter", "Sessions closed by their owner.",
          one("tessera_sessions_closed_total", m.sessions.closed));
   metric(out, "tessera_sessions_evicted_total", "counter", "Sessions evicted, by reason.",
-         "tessera_sessions_evicted_total{reason=\"lru\"} " + std::to_string(m.sessions.evicted_lru) +
+         "tessera_sessions_evicted_total{reason=\"lru\"} " +
+             std::to_string(m.sessions.evicted_lru) +
              "\ntessera_sessions_evicted_total{reason=\"idle_ttl\"} " +
              std::to_string(m.sessions.evicted_ttl) + "\n");
   metric(out, "tessera_invariant_violations_total", "counter",

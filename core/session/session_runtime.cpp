@@ -39,7 +39,9 @@ bool TokenStream::abandoned() const {
 SessionRuntime::SessionRuntime(Engine& engine, SessionLimits limits)
     : engine_(engine), sessions_(engine, limits), thread_([this] { loop_thread(); }) {}
 
-SessionRuntime::~SessionRuntime() { shutdown(); }
+SessionRuntime::~SessionRuntime() {
+  shutdown();
+}
 
 void SessionRuntime::shutdown() {
   {

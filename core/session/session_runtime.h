@@ -28,7 +28,7 @@ class TokenStream {
   struct Event {
     bool end = false;
     int32_t token = -1;
-    double seconds = 0;  // since the turn started (end: its total)
+    double seconds = 0;       // since the turn started (end: its total)
     GenerateOutcome outcome;  // when end
   };
   // The next event, waiting for it; false once the end was read.

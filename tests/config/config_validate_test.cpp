@@ -68,7 +68,7 @@ TEST(ConfigValidate, UnknownSectionSuggestsAndListsSections) {
   EXPECT_THAT(status.message(), HasSubstr("configs/x.toml:4:1: unknown section [cach]"));
   EXPECT_THAT(status.message(), HasSubstr("did you mean [cache]?"));
   EXPECT_THAT(status.message(), HasSubstr("sections allowed: model, backend, cache, cache.codec, "
-                                          "decode, sampling, scheduler, plugins"));
+                                          "decode, sampling, scheduler, server, plugins"));
 }
 
 TEST(ConfigValidate, UnknownNestedSectionNamesTheOutermost) {

@@ -141,8 +141,8 @@ TEST(Sessions, SessionsSideBySideGetWhatEachGetsAlone) {
 }
 
 TEST(Sessions, HistoryAppendedAtOnceOrTokenByTokenGivesTheSameReply) {
-  auto engine = make_engine("stories260K.gguf", std::string(kContinuous) +
-                                                    "[sampling]\ntemperature = 0.9\n");
+  auto engine =
+      make_engine("stories260K.gguf", std::string(kContinuous) + "[sampling]\ntemperature = 0.9\n");
   ASSERT_NE(engine, nullptr);
   const std::vector<int32_t> history = encode(*engine, "Tom had a big red ball and a dog.");
   std::vector<std::vector<int32_t>> replies;
@@ -190,8 +190,7 @@ TEST(Sessions, BadCallsAreRefusedWithTheirReason) {
   // Absurd max tokens.
   GenerateOptions negative;
   negative.max_tokens = -1;
-  EXPECT_EQ(sessions.generate(*id, "key-a", negative, {}, {}).code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(sessions.generate(*id, "key-a", negative, {}, {}).code(), StatusCode::kInvalidArgument);
   // One turn at a time, and no append during it.
   ASSERT_TRUE(start(sessions, *id, reply, 30, "key-a").ok());
   Reply second;
@@ -250,8 +249,8 @@ TEST(Sessions, IdleSessionsExpireAfterTheirTtl) {
 
 TEST(Sessions, AForkContinuesLikeItsSource) {
   for (const std::string cache : {"static", "paged"}) {
-    auto engine = make_engine("stories260K.gguf", std::string(kContinuous) +
-                                                      "[cache]\nplugin = \"" + cache + "\"\n");
+    auto engine = make_engine("stories260K.gguf",
+                              std::string(kContinuous) + "[cache]\nplugin = \"" + cache + "\"\n");
     ASSERT_NE(engine, nullptr);
     SessionManager sessions(*engine, {});
     auto id = sessions.create({}, "");
@@ -319,8 +318,7 @@ TEST(Sessions, AStopTokenEndsTheTurnAndStaysInTheHistory) {
   const auto first = std::find(free_run.begin(), free_run.end(), free_run[5]);
   EXPECT_EQ(got, std::vector<int32_t>(free_run.begin(), first));
   EXPECT_EQ(outcome.stop_reason, "stop_token");
-  EXPECT_EQ(sessions.info(*id, "")->tokens,
-            static_cast<int64_t>(prompt.size() + got.size() + 1));
+  EXPECT_EQ(sessions.info(*id, "")->tokens, static_cast<int64_t>(prompt.size() + got.size() + 1));
 }
 
 }  // namespace

@@ -66,8 +66,8 @@ std::vector<std::vector<int32_t>> converse(SessionRuntime& runtime, Engine& engi
 }
 
 TEST(SessionRuntime, ClientsOnManyThreadsEachGetWhatTheyGetAlone) {
-  auto engine = make_engine("stories260K.gguf",
-                            std::string(kContinuous) + "[sampling]\ntemperature = 0.7\n");
+  auto engine =
+      make_engine("stories260K.gguf", std::string(kContinuous) + "[sampling]\ntemperature = 0.7\n");
   ASSERT_NE(engine, nullptr);
   constexpr int kClients = 8;
   std::vector<std::vector<std::vector<int32_t>>> together(kClients), alone(kClients);

@@ -1,0 +1,72 @@
+// The OpenAI-compatible HTTP API's request and response bodies
+// (/v1/completions, /v1/chat/completions), as llama-server and vLLM speak
+// it: parsing with errors that name the field, and the JSON written back,
+// whole or as server-sent-event chunks. No I/O here (fuzzed by
+// fuzz/openai_request_fuzz.cpp).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/chat/chat_template.h"
+#include "core/status/status.h"
+
+namespace tessera::serve {
+
+struct CompletionRequest {
+  bool chat = false;
+  std::string model;
+  // /v1/completions: the prompt as text, or as token ids.
+  std::string prompt;
+  std::vector<int32_t> prompt_tokens;
+  bool prompt_is_tokens = false;
+  // /v1/chat/completions.
+  std::vector<chat::ChatMessage> messages;
+  std::optional<int64_t> max_tokens;  // absent: the server's default
+  std::optional<double> temperature;
+  std::optional<double> top_p;
+  std::optional<int64_t> top_k;  // llama-server's extension
+  std::optional<uint64_t> seed;
+  std::vector<std::string> stop;
+  bool stream = false;
+  bool include_usage = false;  // stream_options.include_usage
+};
+
+// INVALID_ARGUMENT naming the field for a body that is not what the API
+// takes (bad JSON, wrong types, out-of-range values, an empty prompt or
+// message list, `n` other than 1).
+Result<CompletionRequest> parse_completion_request(std::string_view body, bool chat);
+
+struct CompletionResult {
+  std::string id;  // "cmpl-..." / "chatcmpl-..."
+  std::string model;
+  int64_t created = 0;  // Unix seconds
+  std::string text;
+  std::string finish_reason;  // "stop" | "length"
+  int64_t prompt_tokens = 0;
+  int64_t completion_tokens = 0;
+};
+
+// The whole response body.
+std::string completion_json(const CompletionResult& result, bool chat);
+// One server-sent event (`data: {...}\n\n`) carrying `text`; with
+// finish_reason set, the last chunk. `first` (chat): the chunk carries the
+// assistant role.
+std::string completion_chunk(const CompletionResult& result, bool chat, const std::string& text,
+                             const std::string& finish_reason, bool first);
+// The usage chunk (stream_options.include_usage) and the stream's end.
+std::string usage_chunk(const CompletionResult& result, bool chat);
+inline constexpr std::string_view kStreamDone = "data: [DONE]\n\n";
+
+// {"error": {...}} as OpenAI writes errors.
+std::string error_json(std::string_view message, std::string_view type, std::string_view code);
+// GET /v1/models.
+std::string models_json(const std::string& model, int64_t created);
+
+// The stop reason of a turn in OpenAI's words.
+std::string finish_reason(const std::string& stop_reason);
+
+}  // namespace tessera::serve

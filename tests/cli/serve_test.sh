@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# tessera serve as a process: it says where it listens, answers the official
+# openai client and promtool, and stops cleanly on SIGTERM, a generation in
+# flight ending with its finish chunk, nothing half-written.
+#   serve_test.sh <scenario> <tessera> <source-dir> <references-dir>
+# Exit 77: skipped (ctest SKIP_RETURN_CODE), with the reason printed.
+set -uo pipefail
+scenario="$1"
+tessera="$2"
+source_dir="$3"
+references="$4"
+work=$(mktemp -d)
+server_pid=
+cleanup() {
+  [ -n "$server_pid" ] && kill -9 "$server_pid" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+source "$(dirname "$0")/cli_expect.sh"
+
+# start_server: tessera serve on a free port; sets server_pid and base.
+start_server() {
+  "$tessera" serve --config "$source_dir/configs/serve-stories260k.toml" --http 127.0.0.1:0 \
+    "$@" 2>"$work/server.log" &
+  server_pid=$!
+  for _ in $(seq 1 300); do
+    port=$(grep -Eo 'HTTP on http://127\.0\.0\.1:[0-9]+' "$work/server.log" | grep -Eo '[0-9]+$')
+    [ -n "$port" ] && break
+    kill -0 "$server_pid" 2>/dev/null || { cat "$work/server.log"; fail "serve exited early"; }
+    sleep 0.1
+  done
+  [ -n "$port" ] || { cat "$work/server.log"; fail "serve never said where it listens"; }
+  base="http://127.0.0.1:$port"
+}
+
+# stop_server: SIGTERM, then the process must exit 0 within 30 s saying so.
+stop_server() {
+  kill -TERM "$server_pid"
+  for _ in $(seq 1 300); do
+    kill -0 "$server_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -0 "$server_pid" 2>/dev/null && fail "serve still running 30 s after SIGTERM"
+  wait "$server_pid"
+  local code=$?
+  server_pid=
+  cat "$work/server.log"
+  [ "$code" -eq 0 ] || fail "serve exited $code after SIGTERM"
+  grep -q "SIGTERM: stopping" "$work/server.log" || fail "no stopping message"
+  grep -q "tessera serve: stopped" "$work/server.log" || fail "no stopped message"
+}
+
+case "$scenario" in
+  openai_client)
+    [ -d "$references/openai" ] || { echo "SKIP: no $references/openai (scripts/install-references.sh)"; exit 77; }
+    command -v node >/dev/null || { echo "SKIP: no node"; exit 77; }
+    start_server
+    timeout 120 node "$(dirname "$0")/serve_openai_client.mjs" "$references" "$base/v1" ||
+      fail "the openai client's checks failed"
+    stop_server
+    ;;
+  promtool)
+    command -v promtool >/dev/null || { echo "SKIP: no promtool (Debian's prometheus package)"; exit 77; }
+    start_server
+    curl -sf "$base/v1/completions" -d '{"prompt": "Once", "max_tokens": 5}' >/dev/null ||
+      fail "completion failed"
+    curl -sf "$base/metrics" >"$work/metrics" || fail "GET /metrics failed"
+    cat "$work/metrics"
+    promtool check metrics <"$work/metrics" || fail "promtool rejects /metrics"
+    grep -q '^tessera_tokens_out_total 5$' "$work/metrics" || fail "tokens out not counted"
+    stop_server
+    ;;
+  sigterm_mid_stream)
+    # A sink_window cache never fills: the generation runs until SIGTERM,
+    # whose stream still ends with a finish chunk and [DONE].
+    start_server --set cache.plugin=sink_window --set cache.window=64
+    curl -sN "$base/v1/completions" \
+      -d '{"prompt": "Once upon a time", "max_tokens": 100000, "stream": true}' >"$work/stream" &
+    curl_pid=$!
+    for _ in $(seq 1 100); do
+      [ -s "$work/stream" ] && break
+      sleep 0.05
+    done
+    stop_server
+    wait "$curl_pid"
+    tail -c 400 "$work/stream"
+    tail -n 2 "$work/stream" | grep -q '^data: \[DONE\]$' || fail "the stream was cut, no [DONE]"
+    grep -Eq '"finish_reason":"(stop|length)"' "$work/stream" || fail "no finish chunk"
+    ;;
+  bad_address)
+    # 192.0.2.1 (TEST-NET-1) is no address of this machine.
+    expect 1 "serve: error: cannot listen on 192.0.2.1:8080 .*choose another with --http" \
+      "$tessera" serve --config "$source_dir/configs/serve-stories260k.toml" --http 192.0.2.1:8080
+    expect 1 "serve: error: --http 'nowhere' is not HOST:PORT" \
+      "$tessera" serve --config "$source_dir/configs/serve-stories260k.toml" --http nowhere
+    ;;
+  *)
+    fail "unknown scenario $scenario"
+    ;;
+esac
+echo "PASS: $scenario"

@@ -1,0 +1,287 @@
+// tessera serve's HTTP API in process, through a real socket: OpenAI's
+// bodies, streamed and whole, against the engine's own generation; errors,
+// keys, a client that leaves mid-stream, many clients at once.
+#include "apps/tessera/serve/http_server.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/engine/engine.h"
+#include "tests/model/engine_test_util.h"
+
+namespace tessera::serve {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+constexpr char kConfig[] =
+    "[scheduler]\nplugin = \"continuous\"\n[cache]\nplugin = \"paged\"\nmax_tokens = 512\n";
+
+// A server on a free loopback port, serving on a thread of its own.
+class Served {
+ public:
+  explicit Served(std::vector<std::string> keys = {}, std::string sampling = "") {
+    engine_ = testing::make_engine("stories260K.gguf", kConfig + sampling);
+    if (engine_ == nullptr) return;
+    runtime_ = std::make_unique<SessionRuntime>(*engine_, SessionLimits{});
+    std::vector<std::string> warnings;
+    auto chat = cli::chat_setup(*engine_, "chatml", "", warnings);
+    EXPECT_TRUE(chat.ok()) << chat.status().to_string();
+    HttpOptions options;
+    options.port = 0;
+    options.api_keys = std::move(keys);
+    options.model_name = "stories260K.gguf";
+    options.default_max_tokens = 24;
+    server_ = std::make_unique<HttpServer>(*engine_, *runtime_, std::move(*chat), options);
+    const Status bound = server_->bind();
+    EXPECT_TRUE(bound.ok()) << bound.to_string();
+    thread_ = std::thread([this] { server_->serve(); });
+  }
+  ~Served() {
+    if (server_) server_->stop();
+    if (thread_.joinable()) thread_.join();
+    server_.reset();
+    if (runtime_) runtime_->shutdown();
+  }
+  bool ok() const { return engine_ != nullptr && server_ != nullptr; }
+  Engine& engine() { return *engine_; }
+  SessionRuntime& runtime() { return *runtime_; }
+  httplib::Client client() const {
+    httplib::Client c("127.0.0.1", server_->port());
+    c.set_read_timeout(60, 0);
+    return c;
+  }
+
+ private:
+  std::unique_ptr<Engine> engine_;
+  std::unique_ptr<SessionRuntime> runtime_;
+  std::unique_ptr<HttpServer> server_;
+  std::thread thread_;
+};
+
+// The engine's own greedy text for a prompt.
+std::string generated_text(Engine& engine, const std::string& prompt, int64_t tokens) {
+  GenerationRequest request;
+  request.prompt = *engine.tokenizer().encode(prompt, true);
+  request.max_new_tokens = tokens;
+  int32_t previous = request.prompt.back();
+  std::string text;
+  auto stats = engine.generate(request, [&](int32_t token, int) {
+    text += engine.tokenizer().decode_token(previous, token);
+    previous = token;
+    return true;
+  });
+  EXPECT_TRUE(stats.ok()) << stats.status().to_string();
+  return text;
+}
+
+// The data lines of a server-sent-event body.
+std::vector<std::string> events(const std::string& body) {
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  while ((at = body.find("data: ", at)) != std::string::npos) {
+    const std::size_t end = body.find("\n\n", at);
+    out.push_back(body.substr(at + 6, end - at - 6));
+    at = end;
+  }
+  return out;
+}
+
+TEST(HttpServer, HealthModelsAndUnknownRoutes) {
+  Served served;
+  ASSERT_TRUE(served.ok());
+  auto client = served.client();
+  auto health = client.Get("/health");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+  EXPECT_EQ(json::parse(health->body)["status"], "ok");
+  auto models = client.Get("/v1/models");
+  ASSERT_TRUE(models);
+  EXPECT_EQ(json::parse(models->body)["data"][0]["id"], "stories260K.gguf");
+  auto missing = client.Get("/v2/nothing");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 404);
+  EXPECT_THAT(missing->body, HasSubstr("no route GET /v2/nothing"));
+}
+
+TEST(HttpServer, ACompletionIsTheEnginesOwnText) {
+  Served served;
+  ASSERT_TRUE(served.ok());
+  auto client = served.client();
+  auto res = client.Post("/v1/completions",
+                         R"({"prompt": "Once upon a time", "max_tokens": 20, "temperature": 0})",
+                         "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  const json body = json::parse(res->body);
+  EXPECT_EQ(body["object"], "text_completion");
+  EXPECT_EQ(body["choices"][0]["text"], generated_text(served.engine(), "Once upon a time", 20));
+  EXPECT_EQ(body["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(body["usage"]["completion_tokens"], 20);
+  EXPECT_EQ(body["usage"]["prompt_tokens"],
+            served.engine().tokenizer().encode("Once upon a time", true)->size());
+}
+
+TEST(HttpServer, StreamedChatEqualsTheWholeReply) {
+  Served served;
+  ASSERT_TRUE(served.ok());
+  auto client = served.client();
+  const std::string request =
+      R"({"messages": [{"role": "system", "content": "Tell a story."},
+                       {"role": "user", "content": "A cat"}], "max_tokens": 30, "seed": 3)";
+  auto whole = client.Post("/v1/chat/completions", request + "}", "application/json");
+  ASSERT_TRUE(whole);
+  ASSERT_EQ(whole->status, 200) << whole->body;
+  const json reply = json::parse(whole->body);
+  EXPECT_EQ(reply["object"], "chat.completion");
+  EXPECT_EQ(reply["choices"][0]["message"]["role"], "assistant");
+  auto streamed = client.Post("/v1/chat/completions",
+                              request + R"(, "stream": true, "stream_options": {"include_usage": true}})",
+                              "application/json");
+  ASSERT_TRUE(streamed);
+  ASSERT_EQ(streamed->status, 200);
+  EXPECT_THAT(streamed->get_header_value("Content-Type"), HasSubstr("text/event-stream"));
+  const std::vector<std::string> data = events(streamed->body);
+  ASSERT_GE(data.size(), 3u);
+  EXPECT_EQ(data.back(), "[DONE]");
+  std::string text;
+  std::string finish;
+  for (std::size_t i = 0; i + 2 < data.size(); ++i) {
+    const json chunk = json::parse(data[i]);
+    EXPECT_EQ(chunk["object"], "chat.completion.chunk");
+    if (i == 0) {
+      EXPECT_EQ(chunk["choices"][0]["delta"]["role"], "assistant");
+    }
+    text += chunk["choices"][0]["delta"].value("content", "");
+    if (!chunk["choices"][0]["finish_reason"].is_null()) finish = chunk["choices"][0]["finish_reason"];
+  }
+  EXPECT_EQ(text, reply["choices"][0]["message"]["content"]);
+  EXPECT_EQ(finish, reply["choices"][0]["finish_reason"]);
+  EXPECT_EQ(json::parse(data[data.size() - 2])["usage"]["completion_tokens"],
+            reply["usage"]["completion_tokens"]);
+}
+
+TEST(HttpServer, AStopStringCutsTheText) {
+  Served served;
+  ASSERT_TRUE(served.ok());
+  const std::string free_text = generated_text(served.engine(), "Once upon a time", 30);
+  const std::string stop = free_text.substr(12, 4);
+  auto client = served.client();
+  const json request = {{"prompt", "Once upon a time"}, {"max_tokens", 30}, {"stop", stop}};
+  for (const bool stream : {false, true}) {
+    json body = request;
+    body["stream"] = stream;
+    auto res = client.Post("/v1/completions", body.dump(), "application/json");
+    ASSERT_TRUE(res);
+    std::string text;
+    if (stream) {
+      for (const std::string& d : events(res->body))
+        if (d != "[DONE]") text += json::parse(d)["choices"][0].value("text", "");
+    } else {
+      text = json::parse(res->body)["choices"][0]["text"];
+    }
+    EXPECT_EQ(text, free_text.substr(0, free_text.find(stop))) << (stream ? "streamed" : "whole");
+  }
+}
+
+TEST(HttpServer, BadRequestsGetOpenAiErrors) {
+  Served served;
+  ASSERT_TRUE(served.ok());
+  auto client = served.client();
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"{not json", "not valid JSON"},
+      {"[]", "must be a JSON object"},
+      {R"({"max_tokens": 4})", "'prompt' is required"},
+      {R"({"prompt": "x", "max_tokens": -3})", "'max_tokens' must be in"},
+      {R"({"prompt": "x", "temperature": "hot"})", "'temperature' must be a number"},
+      {R"({"prompt": [1, 2, 999999]})", "outside this model's vocabulary"},
+      {R"({"prompt": "x", "n": 2})", "'n' must be 1"}};
+  for (const auto& [body, message] : cases) {
+    auto res = client.Post("/v1/completions", body, "application/json");
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, 400) << body;
+    const json error = json::parse(res->body, nullptr, false);
+    ASSERT_TRUE(error.contains("error")) << res->body;
+    EXPECT_THAT(error["error"]["message"].get<std::string>(), HasSubstr(message)) << body;
+  }
+  auto chat = client.Post("/v1/chat/completions", R"({"messages": []})", "application/json");
+  ASSERT_TRUE(chat);
+  EXPECT_EQ(chat->status, 400);
+  // Still serving.
+  EXPECT_EQ(client.Get("/health")->status, 200);
+}
+
+TEST(HttpServer, KeysAreRequiredWhenSet) {
+  Served served({"secret"});
+  ASSERT_TRUE(served.ok());
+  auto client = served.client();
+  const std::string body = R"({"prompt": "Once", "max_tokens": 3})";
+  auto without = client.Post("/v1/completions", body, "application/json");
+  ASSERT_TRUE(without);
+  EXPECT_EQ(without->status, 401);
+  client.set_bearer_token_auth("wrong");
+  EXPECT_EQ(client.Post("/v1/completions", body, "application/json")->status, 401);
+  client.set_bearer_token_auth("secret");
+  EXPECT_EQ(client.Post("/v1/completions", body, "application/json")->status, 200);
+}
+
+TEST(HttpServer, AClientThatLeavesMidStreamFreesItsSession) {
+  Served served;
+  ASSERT_TRUE(served.ok());
+  auto client = served.client();
+  httplib::Request req;
+  req.method = "POST";
+  req.path = "/v1/completions";
+  req.body = R"({"prompt": "Once upon a time", "max_tokens": 400, "stream": true})";
+  req.set_header("Content-Type", "application/json");
+  int chunks = 0;
+  req.content_receiver = [&](const char*, std::size_t, uint64_t, uint64_t) {
+    return ++chunks < 3;  // leave after a few
+  };
+  auto res = client.send(req);
+  EXPECT_GE(chunks, 3);
+  // The session goes away once the loop sees the reader gone.
+  int64_t live = -1;
+  for (int tries = 0; tries < 500 && live != 0; ++tries) {
+    live = served.runtime().metrics().live_sessions;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(live, 0);
+  auto next = client.Post("/v1/completions", R"({"prompt": "Once", "max_tokens": 3})",
+                          "application/json");
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->status, 200);
+}
+
+TEST(HttpServer, ManyClientsAtOnceEachGetTheirOwnText) {
+  Served served({}, "[sampling]\ntemperature = 0.8\n");
+  ASSERT_TRUE(served.ok());
+  constexpr int kClients = 8;
+  const auto ask = [&](int c) {
+    auto client = served.client();
+    const json body = {{"prompt", c % 2 ? "Once upon a time" : "The dog"},
+                       {"max_tokens", 10 + c},
+                       {"seed", c}};
+    auto res = client.Post("/v1/completions", body.dump(), "application/json");
+    return res && res->status == 200 ? json::parse(res->body)["choices"][0]["text"].get<std::string>()
+                                     : std::string("error");
+  };
+  std::vector<std::string> together(kClients);
+  std::vector<std::thread> threads;
+  for (int c = 0; c < kClients; ++c) threads.emplace_back([&, c] { together[c] = ask(c); });
+  for (std::thread& t : threads) t.join();
+  for (int c = 0; c < kClients; ++c) EXPECT_EQ(together[c], ask(c)) << "client " << c;
+  const std::string metrics = served.client().Get("/metrics")->body;
+  EXPECT_THAT(metrics, HasSubstr("tessera_sessions_created_total " + std::to_string(2 * kClients)));
+  EXPECT_THAT(metrics, HasSubstr("tessera_sessions_live 0"));
+}
+
+}  // namespace
+}  // namespace tessera::serve
