@@ -29,10 +29,12 @@ packages=(
 # Debian's only where the machine has no node of its own.
 command -v node >/dev/null || packages+=(nodejs npm)
 # The fuzz targets (scripts/fuzz.sh) need clang and libFuzzer: `install-deps.sh --fuzz`.
-# CI (--fuzz) also takes ccache: its embedded build compiles most files as its
-# release build did.
+# CI (--fuzz) also takes ccache (its embedded build compiles most files as its
+# release build did) and promtool from Debian's prometheus package, which checks
+# tessera serve's /metrics (cli.serve.promtool; skipped without it). Not by
+# default: the package also installs a Prometheus server.
 if [ "${1:-}" = "--fuzz" ]; then
-  packages+=(clang libfuzzer-14-dev ccache)
+  packages+=(clang libfuzzer-14-dev ccache prometheus)
 fi
 
 if [ "$(id -u)" -eq 0 ]; then

@@ -21,7 +21,8 @@ namespace {
 Result<std::pair<std::string, int>> parse_address(const std::string& text, const char* what) {
   const auto colon = text.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == text.size())
-    return invalid_argument(std::string(what) + " '" + text + "' is not HOST:PORT (e.g. 127.0.0.1:8080)");
+    return invalid_argument(std::string(what) + " '" + text +
+                            "' is not HOST:PORT (e.g. 127.0.0.1:8080)");
   int port = -1;
   try {
     std::size_t used = 0;
@@ -66,9 +67,9 @@ left half-written.
     return exit_code;
   auto config = load_config(values["config"].as<std::string>(), set_overrides(values));
   if (!config.ok()) return report("serve", config.status());
-  auto address = parse_address(values.count("http") ? values["http"].as<std::string>()
-                                                    : config->get_string("server.http"),
-                               values.count("http") ? "--http" : "server.http");
+  auto address = parse_address(
+      values.count("http") ? values["http"].as<std::string>() : config->get_string("server.http"),
+      values.count("http") ? "--http" : "server.http");
   if (!address.ok()) return report("serve", address.status());
 
   // Signals go to the thread that waits for them, not to whichever thread

@@ -114,15 +114,21 @@ void SessionRuntime::loop_thread() {
   }
 }
 
-Result<std::string> SessionRuntime::create(const SessionOptions& options,
-                                           const std::string& owner) {
-  std::string id;
-  const Status ran = run([&](SessionManager& sessions) -> Status {
-    ASSIGN_OR_RETURN(id, sessions.create(options, owner));
+template <typename T>
+Result<T> SessionRuntime::run_for(const std::function<Result<T>(SessionManager&)>& command) {
+  std::optional<Result<T>> result;
+  const Status ran = run([&](SessionManager& sessions) {
+    result.emplace(command(sessions));
     return ok_status();
   });
   RETURN_IF_ERROR(ran);
-  return id;
+  return std::move(*result);
+}
+
+Result<std::string> SessionRuntime::create(const SessionOptions& options,
+                                           const std::string& owner) {
+  return run_for<std::string>(
+      [&](SessionManager& sessions) { return sessions.create(options, owner); });
 }
 
 Status SessionRuntime::append(const std::string& id, const std::string& owner,
@@ -163,13 +169,7 @@ Status SessionRuntime::cancel(const std::string& id, const std::string& owner) {
 }
 
 Result<std::string> SessionRuntime::fork(const std::string& id, const std::string& owner) {
-  std::string fork_id;
-  const Status ran = run([&](SessionManager& sessions) -> Status {
-    ASSIGN_OR_RETURN(fork_id, sessions.fork(id, owner));
-    return ok_status();
-  });
-  RETURN_IF_ERROR(ran);
-  return fork_id;
+  return run_for<std::string>([&](SessionManager& sessions) { return sessions.fork(id, owner); });
 }
 
 Status SessionRuntime::close(const std::string& id, const std::string& owner) {
@@ -177,13 +177,7 @@ Status SessionRuntime::close(const std::string& id, const std::string& owner) {
 }
 
 Result<SessionInfo> SessionRuntime::info(const std::string& id, const std::string& owner) {
-  SessionInfo info;
-  const Status ran = run([&](SessionManager& sessions) -> Status {
-    ASSIGN_OR_RETURN(info, sessions.info(id, owner));
-    return ok_status();
-  });
-  RETURN_IF_ERROR(ran);
-  return info;
+  return run_for<SessionInfo>([&](SessionManager& sessions) { return sessions.info(id, owner); });
 }
 
 SessionMetrics SessionRuntime::metrics() {

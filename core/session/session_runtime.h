@@ -71,8 +71,11 @@ class SessionRuntime {
   void shutdown();
 
  private:
-  // Runs `command` on the loop thread and waits for it.
+  // Runs `command` on the loop thread and waits for it (UNAVAILABLE once
+  // shut down).
   Status run(const std::function<Status(SessionManager&)>& command);
+  template <typename T>
+  Result<T> run_for(const std::function<Result<T>(SessionManager&)>& command);
   void loop_thread();
 
   Engine& engine_;

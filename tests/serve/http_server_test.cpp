@@ -142,9 +142,10 @@ TEST(HttpServer, StreamedChatEqualsTheWholeReply) {
   const json reply = json::parse(whole->body);
   EXPECT_EQ(reply["object"], "chat.completion");
   EXPECT_EQ(reply["choices"][0]["message"]["role"], "assistant");
-  auto streamed = client.Post("/v1/chat/completions",
-                              request + R"(, "stream": true, "stream_options": {"include_usage": true}})",
-                              "application/json");
+  auto streamed =
+      client.Post("/v1/chat/completions",
+                  request + R"(, "stream": true, "stream_options": {"include_usage": true}})",
+                  "application/json");
   ASSERT_TRUE(streamed);
   ASSERT_EQ(streamed->status, 200);
   EXPECT_THAT(streamed->get_header_value("Content-Type"), HasSubstr("text/event-stream"));
@@ -160,7 +161,8 @@ TEST(HttpServer, StreamedChatEqualsTheWholeReply) {
       EXPECT_EQ(chunk["choices"][0]["delta"]["role"], "assistant");
     }
     text += chunk["choices"][0]["delta"].value("content", "");
-    if (!chunk["choices"][0]["finish_reason"].is_null()) finish = chunk["choices"][0]["finish_reason"];
+    if (!chunk["choices"][0]["finish_reason"].is_null())
+      finish = chunk["choices"][0]["finish_reason"];
   }
   EXPECT_EQ(text, reply["choices"][0]["message"]["content"]);
   EXPECT_EQ(finish, reply["choices"][0]["finish_reason"]);
@@ -254,8 +256,8 @@ TEST(HttpServer, AClientThatLeavesMidStreamFreesItsSession) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_EQ(live, 0);
-  auto next = client.Post("/v1/completions", R"({"prompt": "Once", "max_tokens": 3})",
-                          "application/json");
+  auto next =
+      client.Post("/v1/completions", R"({"prompt": "Once", "max_tokens": 3})", "application/json");
   ASSERT_TRUE(next);
   EXPECT_EQ(next->status, 200);
 }
@@ -266,12 +268,12 @@ TEST(HttpServer, ManyClientsAtOnceEachGetTheirOwnText) {
   constexpr int kClients = 8;
   const auto ask = [&](int c) {
     auto client = served.client();
-    const json body = {{"prompt", c % 2 ? "Once upon a time" : "The dog"},
-                       {"max_tokens", 10 + c},
-                       {"seed", c}};
+    const json body = {
+        {"prompt", c % 2 ? "Once upon a time" : "The dog"}, {"max_tokens", 10 + c}, {"seed", c}};
     auto res = client.Post("/v1/completions", body.dump(), "application/json");
-    return res && res->status == 200 ? json::parse(res->body)["choices"][0]["text"].get<std::string>()
-                                     : std::string("error");
+    return res && res->status == 200
+               ? json::parse(res->body)["choices"][0]["text"].get<std::string>()
+               : std::string("error");
   };
   std::vector<std::string> together(kClients);
   std::vector<std::thread> threads;

@@ -43,8 +43,9 @@ void send_error(httplib::Response& res, int code, const std::string& message,
 void send_status(httplib::Response& res, const Status& status) {
   const int code = http_status(status);
   send_error(res, code, status.message(),
-             code == 400 ? "invalid_request_error" : code == 429 ? "rate_limit_error"
-                                                                 : "server_error",
+             code == 400   ? "invalid_request_error"
+             : code == 429 ? "rate_limit_error"
+                           : "server_error",
              std::string(status_code_name(status.code())));
 }
 
@@ -160,8 +161,7 @@ class HttpServer::Handlers {
     auto session = runtime_.create(session_options, key);
     if (!session.ok()) return send_status(res, session.status());
     completion->session = *session;
-    if (Status st = runtime_.append(*session, key, *tokens); !st.ok())
-      return send_status(res, st);
+    if (Status st = runtime_.append(*session, key, *tokens); !st.ok()) return send_status(res, st);
     GenerateOptions generate;
     generate.max_tokens = request.max_tokens.value_or(options_.default_max_tokens);
     auto stream = runtime_.generate(*session, key, generate);
@@ -180,8 +180,7 @@ class HttpServer::Handlers {
     const bool usage = request.include_usage;
     res.set_header("Cache-Control", "no-cache");
     res.set_chunked_content_provider(
-        "text/event-stream",
-        [completion, chat, usage](std::size_t, httplib::DataSink& sink) {
+        "text/event-stream", [completion, chat, usage](std::size_t, httplib::DataSink& sink) {
           // A write that fails means the client left: returning false ends
           // the response, and the Completion's destructor cancels the turn.
           if (auto piece = completion->next()) {
@@ -255,7 +254,8 @@ HttpServer::HttpServer(Engine& engine, SessionRuntime& runtime, cli::ChatSetup c
   server_->Get("/health", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("{\"status\":\"ok\"}", "application/json");
   });
-  server_->Get("/metrics", [&h](const httplib::Request&, httplib::Response& res) { h.metrics(res); });
+  server_->Get("/metrics",
+               [&h](const httplib::Request&, httplib::Response& res) { h.metrics(res); });
   server_->Get("/v1/models",
                [&h](const httplib::Request& req, httplib::Response& res) { h.models(req, res); });
   server_->Post("/v1/completions", [&h](const httplib::Request& req, httplib::Response& res) {
@@ -276,7 +276,9 @@ HttpServer::HttpServer(Engine& engine, SessionRuntime& runtime, cli::ChatSetup c
   server_->set_payload_max_length(16 << 20);
 }
 
-HttpServer::~HttpServer() { stop(); }
+HttpServer::~HttpServer() {
+  stop();
+}
 
 Status HttpServer::bind() {
   if (options_.port == 0) {
@@ -292,11 +294,12 @@ Status HttpServer::bind() {
   return ok_status();
 }
 
-void HttpServer::serve() { server_->listen_after_bind(); }
+void HttpServer::serve() {
+  server_->listen_after_bind();
+}
 
 void HttpServer::drain(double seconds) {
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   while (handlers_->in_flight() > 0 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
 }

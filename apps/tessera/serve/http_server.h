@@ -20,7 +20,7 @@ namespace tessera::serve {
 
 struct HttpOptions {
   std::string host = "127.0.0.1";
-  int port = 8080;  // 0: any free port (port() says which)
+  int port = 8080;                    // 0: any free port (port() says which)
   std::vector<std::string> api_keys;  // empty: no key asked
   int64_t default_max_tokens = 256;   // when a request gives none
   std::string model_name;             // what /v1/models lists

@@ -51,8 +51,9 @@ Result<std::string> message_content(const json& content, std::size_t index) {
   for (const json& part : content) {
     if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") ||
         !part.at("text").is_string())
-      return field_error(field, "has a part that is not {\"type\": \"text\", \"text\": ...}; "
-                                "only text is supported");
+      return field_error(field,
+                         "has a part that is not {\"type\": \"text\", \"text\": ...}; "
+                         "only text is supported");
     text += part.at("text").get<std::string>();
   }
   return text;
@@ -76,8 +77,9 @@ Status parse_prompt(const json& body, CompletionRequest& request) {
   for (const json& id : prompt) {
     if (!id.is_number_integer() || id.get<int64_t>() < 0 ||
         id.get<int64_t>() > std::numeric_limits<int32_t>::max())
-      return field_error("prompt", "must be a string or a list of token ids (one prompt; "
-                                   "batches of prompts are not supported)");
+      return field_error("prompt",
+                         "must be a string or a list of token ids (one prompt; "
+                         "batches of prompts are not supported)");
     request.prompt_tokens.push_back(static_cast<int32_t>(id.get<int64_t>()));
   }
   request.prompt_is_tokens = true;
@@ -127,8 +129,8 @@ Result<CompletionRequest> parse_completion_request(std::string_view body_text, b
     request.model = body.at("model").get<std::string>();
   }
   RETURN_IF_ERROR(chat ? parse_messages(body, request) : parse_prompt(body, request));
-  const char* max_field = chat && body.contains("max_completion_tokens") ? "max_completion_tokens"
-                                                                         : "max_tokens";
+  const char* max_field =
+      chat && body.contains("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
   if (body.contains(max_field) && !body.at(max_field).is_null()) {
     ASSIGN_OR_RETURN(request.max_tokens, integer_in(body, max_field, 0, 1 << 24));
   }
@@ -226,11 +228,10 @@ std::string error_json(std::string_view message, std::string_view type, std::str
 
 std::string models_json(const std::string& model, int64_t created) {
   return dump({{"object", "list"},
-               {"data",
-                json::array({{{"id", model},
-                              {"object", "model"},
-                              {"created", created},
-                              {"owned_by", "tessera"}}})}});
+               {"data", json::array({{{"id", model},
+                                      {"object", "model"},
+                                      {"created", created},
+                                      {"owned_by", "tessera"}}})}});
 }
 
 }  // namespace tessera::serve
