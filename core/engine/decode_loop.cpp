@@ -17,12 +17,22 @@ TurnId DecodeLoop::submit(Turn turn) {
   if (turn.group == 0) turn.group = (uint64_t{1} << 63) | running.id;  // a group of its own
   running.turn = std::move(turn);
   if (running.turn.max_new_tokens <= 0) running.stop_reason = "max_tokens";
+  if (in_step_) {
+    // From a sink, during delivery: turns_ must not move under the step.
+    joining_.push_back(std::move(running));
+    return id;
+  }
   turns_.push_back(std::move(running));
-  if (!in_step_) finish_stopped();
+  finish_stopped();
   return id;
 }
 
 bool DecodeLoop::cancel(TurnId id, std::string reason) {
+  for (Running& turn : joining_)
+    if (turn.id == id && turn.stop_reason.empty()) {
+      turn.stop_reason = std::move(reason);
+      return true;
+    }
   for (Running& turn : turns_) {
     if (turn.id != id || !turn.stop_reason.empty()) continue;
     turn.stop_reason = std::move(reason);
@@ -140,6 +150,8 @@ Status DecodeLoop::step() {
     for (const auto& [index, tokens] : plan_.prefill) turns_[index].stop_reason = "error";
   }
   in_step_ = false;
+  for (Running& turn : joining_) turns_.push_back(std::move(turn));
+  joining_.clear();
   finish_stopped();
   return stepped.ok() ? delivered : stepped;
 }

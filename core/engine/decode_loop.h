@@ -69,8 +69,8 @@ class DecodeLoop {
   // Ends the turn with `reason` before its next step (at once when no step is
   // running; a sink may cancel turns). False for an unknown or ended turn.
   bool cancel(TurnId id, std::string reason = "cancelled");
-  bool idle() const { return turns_.empty(); }
-  std::size_t running() const { return turns_.size(); }
+  bool idle() const { return turns_.empty() && joining_.empty(); }
+  std::size_t running() const { return turns_.size() + joining_.size(); }
 
   // One step of the running turns. A failed step ends the turns that were in
   // it ("error") and returns why; the loop stays usable for the others.
@@ -97,6 +97,7 @@ class DecodeLoop {
 
   Engine& engine_;
   std::vector<Running> turns_;
+  std::vector<Running> joining_;  // submitted during a step; they join after it
   TurnId next_id_ = 1;
   uint64_t next_submitted_ = 0;
   int64_t steps_ = 0;

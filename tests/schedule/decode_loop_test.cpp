@@ -252,6 +252,51 @@ TEST(DecodeLoop, CancelEndsOnlyThatTurn) {
   ASSERT_TRUE(engine->end_sequence(dropped).ok());
 }
 
+// A sink may submit turns (a server answering a token with a new request):
+// they join after the step, and the running turns are not disturbed.
+TEST(DecodeLoop, TurnsSubmittedFromASinkJoinAfterTheStep) {
+  auto engine = make_engine("stories260K.gguf", kContinuous);
+  ASSERT_NE(engine, nullptr);
+  const std::vector<Outcome> alone = run_together(*engine, {kCrowd[0], kCrowd[2]});
+  std::vector<SequenceState> lanes(9);
+  DecodeLoop loop(*engine);
+  std::vector<std::vector<int32_t>> got(lanes.size());
+  for (std::size_t i = 0; i < lanes.size(); ++i) {
+    lanes[i].tokens = encode(*engine, kCrowd[i == 0 ? 0 : 2].prompt);
+    ASSERT_TRUE(engine->begin_sequence(lanes[i], i == 0 ? kCrowd[0].seed : kCrowd[2].seed).ok());
+  }
+  std::size_t next = 1;
+  const auto make_turn = [&](std::size_t i) {
+    Turn turn;
+    turn.lane = &lanes[i];
+    turn.max_new_tokens = i == 0 ? kCrowd[0].max_new_tokens : kCrowd[2].max_new_tokens;
+    turn.stop_at_eos = false;
+    turn.sink = [&, i](int32_t token, int) {
+      got[i].push_back(token);
+      // The first lane starts another at each of its tokens, up to eight.
+      if (i == 0 && next < lanes.size()) {
+        Turn more;
+        more.lane = &lanes[next];
+        more.max_new_tokens = kCrowd[2].max_new_tokens;
+        more.stop_at_eos = false;
+        more.sink = [&, n = next](int32_t t, int) {
+          got[n].push_back(t);
+          return true;
+        };
+        loop.submit(std::move(more));
+        ++next;
+      }
+      return true;
+    };
+    return turn;
+  };
+  loop.submit(make_turn(0));
+  while (!loop.idle()) ASSERT_TRUE(loop.step().ok());
+  EXPECT_EQ(got[0], alone[0].tokens);
+  for (std::size_t i = 1; i < lanes.size(); ++i) EXPECT_EQ(got[i], alone[1].tokens) << "lane " << i;
+  for (SequenceState& lane : lanes) ASSERT_TRUE(engine->end_sequence(lane).ok());
+}
+
 // The single scheduler runs one request at a time: the second waits.
 TEST(DecodeLoop, SingleRunsOneRequestAtATime) {
   auto engine = make_engine("stories260K.gguf");
