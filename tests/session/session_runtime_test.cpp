@@ -90,14 +90,18 @@ TEST(SessionRuntime, ClientsOnManyThreadsEachGetWhatTheyGetAlone) {
 }
 
 TEST(SessionRuntime, AReaderThatLeavesCancelsItsTurnAndTheSessionGoesOn) {
-  auto engine = make_engine("stories260K.gguf", kContinuous);
+  // A window store never fills, and the turn asks for more tokens than it
+  // could make in minutes: only the reader leaving ends it.
+  auto engine = make_engine("stories260K.gguf", std::string(kContinuous) +
+                                                    "[cache]\nplugin = \"sink_window\"\n"
+                                                    "window = 32\n");
   ASSERT_NE(engine, nullptr);
   SessionRuntime runtime(*engine, {});
   auto id = runtime.create({}, "");
   ASSERT_TRUE(id.ok());
   ASSERT_TRUE(runtime.append(*id, "", *engine->tokenizer().encode("Once upon a time", true)).ok());
   GenerateOptions options;
-  options.max_tokens = 200;
+  options.max_tokens = 1 << 30;
   options.stop_at_eos = false;
   auto stream = runtime.generate(*id, "", options);
   ASSERT_TRUE(stream.ok());
@@ -105,9 +109,9 @@ TEST(SessionRuntime, AReaderThatLeavesCancelsItsTurnAndTheSessionGoesOn) {
   ASSERT_TRUE((*stream)->next(event));
   (*stream)->abandon();
   stream->reset();
-  // The session is usable again once the loop has seen the reader leave.
+  // The session takes appends again once its turn has ended.
   Status appended;
-  for (int tries = 0; tries < 1000; ++tries) {
+  for (int tries = 0; tries < 3000; ++tries) {
     appended = runtime.append(*id, "", std::vector<int32_t>{1});
     if (appended.ok()) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
@@ -116,7 +120,6 @@ TEST(SessionRuntime, AReaderThatLeavesCancelsItsTurnAndTheSessionGoesOn) {
   auto info = runtime.info(*id, "");
   ASSERT_TRUE(info.ok());
   EXPECT_FALSE(info->generating);
-  EXPECT_LT(info->tokens, 200);
   options.max_tokens = 5;
   auto again = runtime.generate(*id, "", options);
   ASSERT_TRUE(again.ok());
