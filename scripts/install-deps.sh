@@ -10,7 +10,9 @@
 # Node.js installs the pinned reference packages (scripts/install-references.sh).
 # unicode-data (with bzip2 to read it) gives tests/unicode the Unicode 15.0
 # NormalizationTest.txt conformance file and scripts/gen-unicode-tables.py its input.
-# cpp-httplib serves tessera serve's HTTP API.
+# cpp-httplib serves tessera serve's HTTP API; gRPC and protobuf (protoc and
+# grpc_cpp_plugin generate the C++ of proto/tessera/v1/runtime.proto at build
+# time) its session API.
 set -euo pipefail
 
 packages=(
@@ -23,7 +25,7 @@ packages=(
   clang-format
   python3-numpy python3-jinja2
   unicode-data bzip2
-  libcpp-httplib-dev
+  libcpp-httplib-dev libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
 )
 # Node.js and npm install the pinned reference packages (scripts/install-references.sh);
 # Debian's only where the machine has no node of its own.

@@ -1,5 +1,5 @@
-// tessera serve: the session runtime behind an OpenAI-compatible HTTP API
-// (apps/tessera/serve). One engine, one decode loop; every request a
+// tessera serve: the session runtime behind an OpenAI-compatible HTTP API and
+// the gRPC session API (apps/tessera/serve). One engine, one decode loop; every request a
 // session of the loop, batched with the others by the configured scheduler.
 #include <pthread.h>
 
@@ -11,6 +11,7 @@
 
 #include "apps/tessera/chat_prompt.h"
 #include "apps/tessera/cli_common.h"
+#include "apps/tessera/serve/grpc_service.h"
 #include "apps/tessera/serve/http_server.h"
 #include "core/session/session_runtime.h"
 
@@ -44,19 +45,25 @@ int run_serve(int argc, char** argv) {
       "config,c", po::value<std::string>()->required(), "TOML config file (see docs/config.md)")(
       "http", po::value<std::string>(),
       "HOST:PORT for the HTTP API (default: server.http, 127.0.0.1:8080; port 0 picks a free one)")(
-      "set,s", po::value<std::vector<std::string>>()->composing(),
-      "override a config key, e.g. --set server.max_sessions=16 (repeatable)");
+      "grpc", po::value<std::string>(),
+      "HOST:PORT for the gRPC session API tessera.v1.Runtime (default: server.grpc; off when "
+      "empty)")("set,s", po::value<std::vector<std::string>>()->composing(),
+                "override a config key, e.g. --set server.max_sessions=16 (repeatable)");
   po::variables_map values;
   int exit_code = 0;
   if (!parse_arguments(argc, argv, options, {}, "usage: tessera serve --config FILE [options]",
                        R"(examples:
   tessera serve --config configs/serve-stories260k.toml
   tessera serve --config configs/stories260k.toml --http 127.0.0.1:8081 --set scheduler.plugin=continuous
+  tessera serve --config configs/serve-stories260k.toml --grpc 127.0.0.1:50051
   curl -s localhost:8080/v1/completions -d '{"prompt": "Once upon a time", "max_tokens": 32}'
   curl -sN localhost:8080/v1/chat/completions -d '{"messages": [{"role": "user", "content": "Hi"}], "stream": true}'
 
 Routes: POST /v1/completions, POST /v1/chat/completions (OpenAI's API; "stream":
 true streams server-sent events), GET /v1/models, /health, /metrics (Prometheus).
+With --grpc, tessera.v1.Runtime (proto/tessera/v1/runtime.proto): sessions that
+keep their K/V across calls (CreateSession, AppendTokens, Generate, ForkSession,
+GetSessionInfo, CloseSession, Tokenize, Detokenize).
 Every request is a session of one decode loop; scheduler.plugin = "continuous"
 batches them into one forward per step (docs/serving.md). The [server] section
 sets the limits: max_sessions, session_idle_ttl_s, api_keys, chat_template.
@@ -71,6 +78,12 @@ left half-written.
       values.count("http") ? values["http"].as<std::string>() : config->get_string("server.http"),
       values.count("http") ? "--http" : "server.http");
   if (!address.ok()) return report("serve", address.status());
+  const std::string grpc_address =
+      values.count("grpc") ? values["grpc"].as<std::string>() : config->get_string("server.grpc");
+  if (!grpc_address.empty()) {
+    auto checked = parse_address(grpc_address, values.count("grpc") ? "--grpc" : "server.grpc");
+    if (!checked.ok()) return report("serve", checked.status());
+  }
 
   // Signals go to the thread that waits for them, not to whichever thread
   // happens to run: block them before any thread starts.
@@ -105,12 +118,22 @@ left half-written.
   http.model_name = std::filesystem::path(e.description().model_path).filename().string();
   serve::HttpServer server(e, runtime, std::move(*chat), http);
   if (Status st = server.bind(); !st.ok()) return report("serve", st);
+  std::unique_ptr<serve::GrpcServer> grpc;
+  if (!grpc_address.empty()) {
+    grpc = std::make_unique<serve::GrpcServer>(e, runtime,
+                                               serve::GrpcOptions{grpc_address, http.api_keys});
+    if (Status st = grpc->start(); !st.ok()) return report("serve", st);
+  }
   std::fprintf(stderr,
                "tessera serve: %s on %s, scheduler %s, up to %lld sessions; HTTP on http://%s:%d "
-               "(OpenAI API at /v1, /health, /metrics)\n",
+               "(OpenAI API at /v1, /health, /metrics)",
                http.model_name.c_str(), e.description().device.name.c_str(),
                e.description().scheduler.c_str(), static_cast<long long>(limits.max_sessions),
                http.host.c_str(), server.port());
+  if (grpc)
+    std::fprintf(stderr, "; gRPC on %s:%d (tessera.v1.Runtime)",
+                 grpc_address.substr(0, grpc_address.rfind(':')).c_str(), grpc->port());
+  std::fputc('\n', stderr);
   std::atomic<bool> signalled{false};
   std::thread signals([&] {
     int signal = 0;
@@ -119,6 +142,7 @@ left half-written.
     std::fprintf(stderr, "tessera serve: %s: stopping\n", signal == SIGINT ? "SIGINT" : "SIGTERM");
     runtime.shutdown();  // running turns end with "shutdown", streamed to their clients
     server.drain(10);    // their last chunks written
+    if (grpc) grpc->stop();
     server.stop();
   });
   server.serve();

@@ -212,6 +212,12 @@ constexpr ConfigKey kCoreKeys[] = {
               .description = "Where tessera serve answers HTTP (HOST:PORT); --http overrides it. "
                              "Loopback unless told otherwise"}},
     {.section = "server",
+     .spec = {.name = "grpc",
+              .type = kString,
+              .default_value = "\"\"",
+              .description = "Where tessera serve answers the gRPC session API (HOST:PORT); "
+                             "--grpc overrides it. Empty: no gRPC"}},
+    {.section = "server",
      .spec = {.name = "max_sessions",
               .type = kInt,
               .default_value = "64",

@@ -87,10 +87,21 @@ case "$scenario" in
     tail -n 2 "$work/stream" | grep -q '^data: \[DONE\]$' || fail "the stream was cut, no [DONE]"
     grep -Eq '"finish_reason":"(stop|length)"' "$work/stream" || fail "no finish chunk"
     ;;
+  grpc_listens)
+    # Both faces at once; the gRPC one says where it listens and stops with the rest.
+    start_server --grpc 127.0.0.1:0
+    grep -Eq 'gRPC on 127\.0\.0\.1:[0-9]+ \(tessera\.v1\.Runtime\)' "$work/server.log" ||
+      fail "serve does not say where gRPC listens"
+    curl -sf "$base/health" >/dev/null || fail "HTTP is not answering beside gRPC"
+    stop_server
+    ;;
   bad_address)
     # 192.0.2.1 (TEST-NET-1) is no address of this machine.
     expect 1 "serve: error: cannot listen on 192.0.2.1:8080 .*choose another with --http" \
       "$tessera" serve --config "$source_dir/configs/serve-stories260k.toml" --http 192.0.2.1:8080
+    expect 1 "serve: error: --grpc 'nowhere' is not HOST:PORT" \
+      "$tessera" serve --config "$source_dir/configs/serve-stories260k.toml" --http 127.0.0.1:0 \
+      --grpc nowhere
     expect 1 "serve: error: --http 'nowhere' is not HOST:PORT" \
       "$tessera" serve --config "$source_dir/configs/serve-stories260k.toml" --http nowhere
     ;;
