@@ -101,21 +101,32 @@ void DecodeLoop::finish_stopped() {
     if (turn.turn.done) turn.turn.done({turn.id, turn.stop_reason, turn.generated});
 }
 
-Status DecodeLoop::step() {
-  finish_stopped();
-  stop_full_lanes();
-  finish_stopped();
-  if (turns_.empty()) return ok_status();
-
+Status DecodeLoop::plan_step() {
   views_.clear();
   for (const Running& turn : turns_)
     views_.push_back({turn.turn.group, turn.submitted, engine_.prefill_waiting(*turn.turn.lane),
                       engine_.decode_rows(*turn.turn.lane)});
   plan_.clear();
   engine_.scheduler().plan(views_, engine_.transformer().max_batch(), plan_);
-  if (plan_.empty())
-    return internal_error("the scheduler '" + engine_.description().scheduler +
-                          "' planned a step that runs no lane");
+  // A plugin's plan is checked before anything runs: each lane once, chunks
+  // within what the lane has waiting, and at least one lane.
+  const std::string who = "the scheduler '" + engine_.description().scheduler + "' ";
+  if (plan_.empty()) return internal_error(who + "planned a step that runs no lane");
+  std::vector<bool> taken(turns_.size(), false);
+  const auto take = [&](std::size_t index) {
+    if (index >= turns_.size() || taken[index]) return false;
+    taken[index] = true;
+    return true;
+  };
+  for (const std::size_t index : plan_.decode)
+    if (!take(index))
+      return internal_error(who + "planned lane " + std::to_string(index) + " of " +
+                            std::to_string(turns_.size()) + " twice or out of range");
+  for (const auto& [index, tokens] : plan_.prefill)
+    if (!take(index) || tokens < 1 || tokens > views_[index].prefill_waiting)
+      return internal_error(who + "planned a chunk of " + std::to_string(tokens) +
+                            " tokens for lane " + std::to_string(index) +
+                            ", which is out of range, planned twice, or has fewer waiting");
 
   chunks_.clear();
   decode_lanes_.clear();
@@ -124,7 +135,33 @@ Status DecodeLoop::step() {
   for (const std::size_t index : plan_.decode) decode_lanes_.push_back(turns_[index].turn.lane);
   if (emitted_.size() < decode_lanes_.size()) emitted_.resize(decode_lanes_.size());
   for (std::size_t i = 0; i < decode_lanes_.size(); ++i) emitted_[i].clear();
+  return ok_status();
+}
 
+Status DecodeLoop::deliver_step(const Status& stepped) {
+  if (!stepped.ok()) {
+    for (const std::size_t index : plan_.decode) turns_[index].stop_reason = "error";
+    for (const auto& [index, tokens] : plan_.prefill) turns_[index].stop_reason = "error";
+    return stepped;
+  }
+  Status delivered = ok_status();
+  for (std::size_t i = 0; i < plan_.decode.size(); ++i) {
+    Running& turn = turns_[plan_.decode[i]];
+    if (!turn.stop_reason.empty()) continue;  // cancelled by a sink during this delivery
+    if (Status st = deliver(turn, emitted_[i]); !st.ok() && delivered.ok()) {
+      delivered = st;
+      turn.stop_reason = "error";
+    }
+  }
+  return delivered;
+}
+
+Status DecodeLoop::step() {
+  finish_stopped();
+  stop_full_lanes();
+  finish_stopped();
+  if (turns_.empty()) return ok_status();
+  RETURN_IF_ERROR(plan_step());
   // Lanes of several requests share the forward's rows: their drafts are
   // cut to fit rather than refused.
   bool shared = !plan_.prefill.empty();
@@ -135,25 +172,12 @@ Status DecodeLoop::step() {
       engine_.step(chunks_, decode_lanes_, std::span(emitted_).first(decode_lanes_.size()), shared);
   ++steps_;
   last_step_lanes_ = plan_.decode.size() + plan_.prefill.size();
-  Status delivered = ok_status();
-  if (stepped.ok()) {
-    for (std::size_t i = 0; i < plan_.decode.size(); ++i) {
-      Running& turn = turns_[plan_.decode[i]];
-      if (!turn.stop_reason.empty()) continue;  // cancelled by a sink during this delivery
-      if (Status st = deliver(turn, emitted_[i]); !st.ok() && delivered.ok()) {
-        delivered = st;
-        turn.stop_reason = "error";
-      }
-    }
-  } else {
-    for (const std::size_t index : plan_.decode) turns_[index].stop_reason = "error";
-    for (const auto& [index, tokens] : plan_.prefill) turns_[index].stop_reason = "error";
-  }
+  const Status result = deliver_step(stepped);
   in_step_ = false;
   for (Running& turn : joining_) turns_.push_back(std::move(turn));
   joining_.clear();
   finish_stopped();
-  return stepped.ok() ? delivered : stepped;
+  return result;
 }
 
 }  // namespace tessera

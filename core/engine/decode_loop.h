@@ -89,6 +89,12 @@ class DecodeLoop {
   };
 
   void stop_full_lanes();
+  // Asks the scheduler for the step's plan, checks it, and lays out the
+  // step's chunks and lanes.
+  Status plan_step();
+  // Hands each decoded lane's tokens to its turn; a failed step ends the
+  // turns that were in it ("error").
+  Status deliver_step(const Status& stepped);
   // Hands the turn's newly emitted tokens to its sink; sets its stop_reason
   // when one of them ends it.
   Status deliver(Running& turn, std::span<const int32_t> emitted);

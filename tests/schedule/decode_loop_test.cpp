@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "core/engine/engine.h"
+#include "core/plugin/builtin_plugins.h"
+#include "core/plugin/registry.h"
 #include "tests/model/engine_test_util.h"
 
 namespace tessera {
@@ -295,6 +297,32 @@ TEST(DecodeLoop, TurnsSubmittedFromASinkJoinAfterTheStep) {
   EXPECT_EQ(got[0], alone[0].tokens);
   for (std::size_t i = 1; i < lanes.size(); ++i) EXPECT_EQ(got[i], alone[1].tokens) << "lane " << i;
   for (SequenceState& lane : lanes) ASSERT_TRUE(engine->end_sequence(lane).ok());
+}
+
+// A plugin's plan that names a lane that does not exist is refused, naming
+// the scheduler; nothing runs.
+TEST(DecodeLoop, APlanOutsideTheLanesIsRefused) {
+  PluginRegistry registry(builtin_plugins());
+  registry.scan(
+      {TESSERA_BUILD_PLUGIN_DIR, std::string(TESSERA_BINARY_DIR) + "/test_plugins/bad_plan"});
+  auto config =
+      Config::parse("[model]\npath = \"" + std::string(TESSERA_SHARED_DIR) +
+                        "/models/stories260K.gguf\"\n[scheduler]\nplugin = \"bad_plan\"\n",
+                    "bad_plan.toml");
+  ASSERT_TRUE(config.ok()) << config.status().to_string();
+  auto engine = Engine::create(*config, registry);
+  ASSERT_TRUE(engine.ok()) << engine.status().to_string();
+  GenerationRequest request;
+  request.prompt = encode(**engine, "Once upon a time");
+  request.max_new_tokens = 4;
+  const auto stats = (*engine)->generate(request, [](int32_t, int) { return true; });
+  ASSERT_FALSE(stats.ok());
+  EXPECT_EQ(stats.status().code(), StatusCode::kInternal);
+  EXPECT_NE(stats.status().message().find("the scheduler 'bad_plan' planned lane 1 of 1 twice or "
+                                          "out of range"),
+            std::string::npos)
+      << stats.status().message();
+  EXPECT_EQ((*engine)->counters().target_forwards, 0);
 }
 
 // The single scheduler runs one request at a time: the second waits.
