@@ -13,16 +13,15 @@
 #include "core/engine/engine.h"
 #include "proto/tessera/v1/runtime.grpc.pb.h"
 #include "tests/model/engine_test_util.h"
+#include "tests/serve/serve_configs.h"
 
 namespace tessera::serve {
 namespace {
 
 namespace v1 = tessera::v1;
 
-constexpr char kConfig[] =
-    "[scheduler]\nplugin = \"continuous\"\n[cache]\nplugin = \"paged\"\nmax_tokens = 512\n";
-constexpr char kEndless[] =
-    "[scheduler]\nplugin = \"continuous\"\n[cache]\nplugin = \"sink_window\"\nwindow = 32\n";
+using testing_configs::kConfig;
+using testing_configs::kEndless;
 
 class Served {
  public:

@@ -14,6 +14,7 @@
 
 #include "core/engine/engine.h"
 #include "tests/model/engine_test_util.h"
+#include "tests/serve/serve_configs.h"
 
 namespace tessera::serve {
 namespace {
@@ -21,11 +22,8 @@ namespace {
 using nlohmann::json;
 using ::testing::HasSubstr;
 
-constexpr char kConfig[] =
-    "[scheduler]\nplugin = \"continuous\"\n[cache]\nplugin = \"paged\"\nmax_tokens = 512\n";
-// A window store never fills: a turn runs until its client leaves.
-constexpr char kEndless[] =
-    "[scheduler]\nplugin = \"continuous\"\n[cache]\nplugin = \"sink_window\"\nwindow = 32\n";
+using testing_configs::kConfig;
+using testing_configs::kEndless;
 
 // A server on a free loopback port, serving on a thread of its own.
 class Served {
