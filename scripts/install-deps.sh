@@ -12,7 +12,8 @@
 # NormalizationTest.txt conformance file and scripts/gen-unicode-tables.py its input.
 # cpp-httplib serves tessera serve's HTTP API; gRPC and protobuf (protoc and
 # grpc_cpp_plugin generate the C++ of proto/tessera/v1/runtime.proto at build
-# time) its session API.
+# time) its session API, which the Python SDK (sdks/python) calls through
+# Debian's python3-grpcio.
 set -euo pipefail
 
 packages=(
@@ -23,7 +24,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libvulkan-dev vulkan-tools mesa-vulkan-drivers glslc glslang-tools spirv-tools
   clang-format
-  python3-numpy python3-jinja2
+  python3-numpy python3-jinja2 python3-grpcio python3-protobuf
   unicode-data bzip2
   libcpp-httplib-dev libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
 )

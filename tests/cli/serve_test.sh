@@ -95,6 +95,24 @@ case "$scenario" in
     curl -sf "$base/health" >/dev/null || fail "HTTP is not answering beside gRPC"
     stop_server
     ;;
+  python_sdk)
+    /usr/bin/python3 -c "import grpc, google.protobuf" 2>/dev/null ||
+      { echo "SKIP: no python3-grpcio / python3-protobuf"; exit 77; }
+    stubs="$(dirname "$(dirname "$tessera")")/sdks/python"
+    [ -f "$stubs/tessera/v1/runtime_pb2_grpc.py" ] || fail "no generated stubs in $stubs"
+    start_server --grpc 127.0.0.1:0
+    grpc_port=$(grep -Eo 'gRPC on 127\.0\.0\.1:[0-9]+' "$work/server.log" | grep -Eo '[0-9]+$')
+    export PYTHONPATH="$stubs:$source_dir/sdks/python"
+    timeout 120 /usr/bin/python3 "$source_dir/tests/sdk/python_sdk_test.py" "127.0.0.1:$grpc_port" ||
+      fail "the Python SDK's tests failed"
+    # The example chat: the history grows, nothing is fed twice.
+    timeout 60 /usr/bin/python3 "$source_dir/sdks/python/examples/chat.py" "127.0.0.1:$grpc_port" \
+      "Hello" "Tell me more" >"$work/chat.txt" || fail "the example chat failed"
+    cat "$work/chat.txt"
+    grep -Eq '^\[turn 2: [0-9]+ tokens in the session, [1-9][0-9]* kept in the cache' "$work/chat.txt" ||
+      fail "the example's second turn kept nothing"
+    stop_server
+    ;;
   bad_address)
     # 192.0.2.1 (TEST-NET-1) is no address of this machine.
     expect 1 "serve: error: cannot listen on 192.0.2.1:8080 .*choose another with --http" \
