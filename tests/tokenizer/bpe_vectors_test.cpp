@@ -3,7 +3,9 @@
 // to its text. llama-bpe and qwen2 have no vocabulary GGUF in the snapshot;
 // theirs is made here from the Llama 3 and Qwen 3 tokenizer.json (the same
 // vocabularies), through the same writer `tessera make-model --vocab-only`
-// uses.
+// uses; their vectors are kept in tests/data/vocab. The other vocabularies
+// are GGUF files, which the repository does not hold: they are read from a
+// llama.cpp checkout.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -49,14 +51,6 @@ void check_vectors(const std::string& name, const std::string& gguf, const std::
               encoded, cases.size(), decoded);
 }
 
-class BpeVectors : public ::testing::TestWithParam<const char*> {};
-
-TEST_P(BpeVectors, EncodeAndDecodeAsLlamaCpp) {
-  const std::string name = GetParam();
-  const std::string gguf = kVocabDir + "/ggml-vocab-" + name + ".gguf";
-  check_vectors(name, gguf, gguf);
-}
-
 std::string test_name(const ::testing::TestParamInfo<const char*>& info) {
   std::string n = info.param;
   for (char& c : n)
@@ -64,13 +58,8 @@ std::string test_name(const ::testing::TestParamInfo<const char*>& info) {
   return n;
 }
 
-// The vocabularies small enough to keep in tests/data/vocab.
-INSTANTIATE_TEST_SUITE_P(LlamaCppVocabularies, BpeVectors,
-                         ::testing::Values("gpt-2", "deepseek-coder", "starcoder", "refact", "mpt"),
-                         test_name);
-
-// deepseek-llm (3.9 MB) and falcon (2.2 MB) are too large to commit: they are
-// read from a llama.cpp checkout's models/ where one is beside the project
+// The vocabulary GGUFs (0.7 to 3.9 MB, with their .inp/.out) are read from a
+// llama.cpp checkout's models/ where one is beside the project
 // (../peers/llama.cpp, as ../shared/tools/peers-setup.sh makes it; or
 // TESSERA_LLAMA_CPP_MODELS), and not instantiated elsewhere (CI). Their
 // pre-tokenizers' splits are checked against llama.cpp's in tests/unicode.
@@ -79,25 +68,26 @@ std::string llama_cpp_models() {
   return dir != nullptr ? dir : std::string(TESSERA_SOURCE_DIR) + "/../peers/llama.cpp/models";
 }
 
-std::vector<const char*> large_vocabularies() {
+std::vector<const char*> present_vocabularies() {
   std::vector<const char*> present;
-  for (const char* name : {"deepseek-llm", "falcon"})
+  for (const char* name :
+       {"gpt-2", "deepseek-coder", "starcoder", "refact", "mpt", "deepseek-llm", "falcon"})
     if (std::filesystem::exists(llama_cpp_models() + "/ggml-vocab-" + name + ".gguf"))
       present.push_back(name);
   return present;
 }
 
-class LargeBpeVectors : public ::testing::TestWithParam<const char*> {};
-GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(LargeBpeVectors);
+class BpeVectors : public ::testing::TestWithParam<const char*> {};
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(BpeVectors);
 
-TEST_P(LargeBpeVectors, EncodeAndDecodeAsLlamaCpp) {
+TEST_P(BpeVectors, EncodeAndDecodeAsLlamaCpp) {
   const std::string name = GetParam();
   const std::string gguf = llama_cpp_models() + "/ggml-vocab-" + name + ".gguf";
   check_vectors(name, gguf, gguf);
 }
 
-INSTANTIATE_TEST_SUITE_P(LlamaCppCheckout, LargeBpeVectors,
-                         ::testing::ValuesIn(large_vocabularies()), test_name);
+INSTANTIATE_TEST_SUITE_P(LlamaCppCheckout, BpeVectors, ::testing::ValuesIn(present_vocabularies()),
+                         test_name);
 
 // tokenizer.json -> vocabulary GGUF (in the build tree) -> the llama.cpp vectors.
 void check_made_from_json(const std::string& name, const std::string& package,
