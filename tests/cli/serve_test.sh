@@ -18,7 +18,8 @@ cleanup() {
 trap cleanup EXIT
 source "$(dirname "$0")/cli_expect.sh"
 
-# start_server: tessera serve on a free port; sets server_pid and base.
+# start_server: tessera serve on a free port; sets server_pid, base and,
+# with --grpc, grpc_port.
 start_server() {
   "$tessera" serve --config "$source_dir/configs/serve-stories260k.toml" --http 127.0.0.1:0 \
     "$@" 2>"$work/server.log" &
@@ -31,6 +32,7 @@ start_server() {
   done
   [ -n "$port" ] || { cat "$work/server.log"; fail "serve never said where it listens"; }
   base="http://127.0.0.1:$port"
+  grpc_port=$(grep -Eo 'gRPC on 127\.0\.0\.1:[0-9]+' "$work/server.log" | grep -Eo '[0-9]+$')
 }
 
 # stop_server: SIGTERM, then the process must exit 0 within 30 s saying so.
@@ -48,6 +50,26 @@ stop_server() {
   [ "$code" -eq 0 ] || fail "serve exited $code after SIGTERM"
   grep -q "SIGTERM: stopping" "$work/server.log" || fail "no stopping message"
   grep -q "tessera serve: stopped" "$work/server.log" || fail "no stopped message"
+}
+
+# start_python_sdk_server: the server with gRPC beside HTTP, the generated
+# stubs on PYTHONPATH. Skips where Debian's grpcio is missing.
+start_python_sdk_server() {
+  /usr/bin/python3 -c "import grpc, google.protobuf" 2>/dev/null ||
+    { echo "SKIP: no python3-grpcio / python3-protobuf"; exit 77; }
+  local stubs
+  stubs="$(dirname "$(dirname "$tessera")")/sdks/python"
+  [ -f "$stubs/tessera/v1/runtime_pb2_grpc.py" ] || fail "no generated stubs in $stubs"
+  start_server --grpc 127.0.0.1:0
+  export PYTHONPATH="$stubs:$source_dir/sdks/python"
+}
+
+# check_example_chat: an SDK's example chat ($work/chat.txt) kept the first
+# turn's K/V for the second.
+check_example_chat() {
+  cat "$work/chat.txt"
+  grep -Eq '^\[turn 2: [0-9]+ tokens in the session, [1-9][0-9]* kept in the cache' "$work/chat.txt" ||
+    fail "the example's second turn kept nothing"
 }
 
 case "$scenario" in
@@ -96,21 +118,39 @@ case "$scenario" in
     stop_server
     ;;
   python_sdk)
-    /usr/bin/python3 -c "import grpc, google.protobuf" 2>/dev/null ||
-      { echo "SKIP: no python3-grpcio / python3-protobuf"; exit 77; }
-    stubs="$(dirname "$(dirname "$tessera")")/sdks/python"
-    [ -f "$stubs/tessera/v1/runtime_pb2_grpc.py" ] || fail "no generated stubs in $stubs"
-    start_server --grpc 127.0.0.1:0
-    grpc_port=$(grep -Eo 'gRPC on 127\.0\.0\.1:[0-9]+' "$work/server.log" | grep -Eo '[0-9]+$')
-    export PYTHONPATH="$stubs:$source_dir/sdks/python"
+    start_python_sdk_server
     timeout 120 /usr/bin/python3 "$source_dir/tests/sdk/python_sdk_test.py" "127.0.0.1:$grpc_port" ||
       fail "the Python SDK's tests failed"
     # The example chat: the history grows, nothing is fed twice.
     timeout 60 /usr/bin/python3 "$source_dir/sdks/python/examples/chat.py" "127.0.0.1:$grpc_port" \
       "Hello" "Tell me more" >"$work/chat.txt" || fail "the example chat failed"
-    cat "$work/chat.txt"
-    grep -Eq '^\[turn 2: [0-9]+ tokens in the session, [1-9][0-9]* kept in the cache' "$work/chat.txt" ||
-      fail "the example's second turn kept nothing"
+    check_example_chat
+    stop_server
+    ;;
+  typescript_sdk)
+    command -v node >/dev/null || { echo "SKIP: no node"; exit 77; }
+    [ -d "$references/@grpc/grpc-js" ] ||
+      { echo "SKIP: no $references/@grpc/grpc-js (scripts/install-references.sh)"; exit 77; }
+    TESSERA_NODE_MODULES="$references" "$source_dir/sdks/typescript/build.sh" "$work/ts" >/dev/null ||
+      fail "the TypeScript SDK does not build"
+    start_server --grpc 127.0.0.1:0
+    timeout 120 node "$work/ts/dist/test/sdk.test.js" "127.0.0.1:$grpc_port" ||
+      fail "the TypeScript SDK's tests failed"
+    timeout 60 node "$work/ts/dist/examples/chat.js" "127.0.0.1:$grpc_port" "Hello" "Tell me more" \
+      >"$work/chat.txt" || fail "the example chat failed"
+    check_example_chat
+    stop_server
+    ;;
+  python_load)
+    # 64 sessions x 6 turns at once, each equal to itself alone, none lost.
+    start_python_sdk_server
+    timeout 150 /usr/bin/python3 "$source_dir/tests/sdk/python_load_test.py" "127.0.0.1:$grpc_port" \
+      64 6 32 || fail "the 64-session load through the Python SDK failed"
+    curl -sf "$base/metrics" >"$work/metrics" || fail "GET /metrics failed"
+    grep -q '^tessera_invariant_violations_total{kind="[a-z_]*"} [1-9]' "$work/metrics" &&
+      fail "invariant violations counted"
+    grep '^tessera_sessions_evicted_total{' "$work/metrics" | grep -qv ' 0$' &&
+      fail "sessions were evicted"
     stop_server
     ;;
   bad_address)
