@@ -11,6 +11,7 @@
 
 #include "apps/tessera/bench_report.h"
 #include "apps/tessera/cli_common.h"
+#include "apps/tessera/cmd_bench_serve.h"
 #include "apps/tessera/cmd_bench_spec.h"
 #include "apps/tessera/sweep/median.h"
 #include "core/engine/engine.h"
@@ -129,15 +130,25 @@ int run_bench(int argc, char** argv) {
       "with --spec: the proposers, e.g. ngram,self_draft,ar_draft,tree (default: all that the "
       "config allows)")("text",
                         po::value<std::string>()->default_value("tinystories_train_head.txt"),
-                        "with --spec: the text the prompts are taken from (looked up like "
-                        "models; ../shared/data too)");
+                        "with --spec: the text the prompts are taken from; with --serve: the "
+                        "long history's (looked up like models; ../shared/data too)")(
+      "serve", "tessera serve under concurrent sessions, against llama-server (see below)")(
+      "sessions", po::value<std::string>()->default_value("1,4,16,64"),
+      "with --serve: concurrent sessions per level")(
+      "llama-server", po::value<std::string>(),
+      "with --serve: llama-server to put under the same load")(
+      "history", po::value<int64_t>()->default_value(2000),
+      "with --serve: tokens of history for the time-to-first-token test (0: skip)");
   po::variables_map values;
   int exit_code = 0;
   if (!parse_arguments(argc, argv, options, {},
                        "usage: tessera bench --config FILE [--model FILE] [--prompt-tokens 128] "
                        "[--gen-tokens 64] [--repeat 5] [--threads 1,2] [--csv]\n"
                        "       tessera bench --spec --config FILE [--model FILE] [--proposers "
-                       "LIST] [-p 64] [-n 128] [--repeat 5] [--csv]",
+                       "LIST] [-p 64] [-n 128] [--repeat 5] [--csv]\n"
+                       "       tessera bench --serve --config FILE [--model FILE] [--sessions "
+                       "1,4,16,64] [-n 64] [-r 1] [--threads 2] [--llama-server PATH] "
+                       "[--history 2000]",
                        std::string(R"(examples:
   tessera bench --config configs/stories260k.toml --threads 1,2
   tessera bench --config configs/stories260k.toml --model 110m-q8_0.gguf -p 128 -n 64 -r 5 --csv
@@ -146,12 +157,26 @@ pp<N>: one forward over an N-token prompt; tg<N>: N tokens generated one at a
 time from an empty cache (llama-bench's tests). Tokens per second, the median
 of --repeat runs after one warm-up run, with the range. Whole-process
 comparisons with llama.cpp belong to interleaved runs (docs/performance.md).
-)") + kSpecBenchHelp,
+)") + kSpecBenchHelp + kServeBenchHelp,
                        values, exit_code))
     return exit_code;
+  if (values.count("spec") && values.count("serve")) {
+    std::fprintf(stderr, "tessera bench: --spec and --serve are two benchmarks: pick one\n");
+    return kExitUsage;
+  }
   if (values.count("spec")) return run_bench_spec(values);
+  if (values.count("serve")) return run_bench_serve(values);
   if (values.count("proposers") || !values["text"].defaulted()) {
-    std::fprintf(stderr, "tessera bench: --proposers and --text go with --spec\n");
+    std::fprintf(stderr,
+                 "tessera bench: --proposers goes with --spec, --text with --spec or "
+                 "--serve\n");
+    return kExitUsage;
+  }
+  if (values.count("llama-server") || !values["sessions"].defaulted() ||
+      !values["history"].defaulted()) {
+    std::fprintf(stderr,
+                 "tessera bench: --sessions, --llama-server and --history go with "
+                 "--serve\n");
     return kExitUsage;
   }
 

@@ -64,6 +64,15 @@ struct CachePolicy {
   bool keeps_branches = false;
 };
 
+// The bytes one sequence's stored entries take (ABI 6.1): `held` counts
+// every entry it references, `shared` the part of them in memory another
+// sequence references too (a fork's blocks on `paged`). Over all sequences,
+// the sum of held - shared plus each shared block once is bytes().live.
+struct SequenceBytes {
+  std::size_t held = 0;
+  std::size_t shared = 0;
+};
+
 struct SequenceInfo {
   int64_t logical_length = 0;  // tokens appended, net of truncation
   int64_t stored = 0;          // entries held now
@@ -156,6 +165,9 @@ class CacheStore : public PluginObject {
     (void)positions;
     return unimplemented("this cache store keeps no dense f32 tensor of a sequence");
   }
+
+  // What one allocated sequence's entries take (ABI 6.1; SequenceBytes).
+  virtual SequenceBytes sequence_bytes(SequenceId seq) const = 0;
 };
 
 }  // namespace tessera

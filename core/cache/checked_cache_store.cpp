@@ -304,6 +304,16 @@ Result<std::span<const BranchId>> CheckedCacheStore::branches(SequenceId seq) co
   return groups_.front().store->branches(seq);
 }
 
+Result<SequenceBytes> CheckedCacheStore::sequence_bytes(SequenceId seq) const {
+  SequenceBytes total;
+  for (const Group& group : groups_) {
+    ASSIGN_OR_RETURN(const SequenceBytes mine, group.store->sequence_bytes(seq));
+    total.held += mine.held;
+    total.shared += mine.shared;
+  }
+  return total;
+}
+
 CacheBytes CheckedCacheStore::bytes() const {
   if (groups_.size() == 1) return groups_.front().store->bytes();
   CacheBytes total;

@@ -101,6 +101,8 @@ class CheckedCacheStore {
 
   bool contains(SequenceId seq) const { return groups_.front().store->contains(seq); }
   Result<SequenceInfo> info(SequenceId seq) const;
+  // Over every group of layers.
+  Result<SequenceBytes> sequence_bytes(SequenceId seq) const;
   // What the layer's group stores.
   Result<int64_t> stored_length(SequenceId seq, int layer, int kv) const;
   // The first group's, borrowed from its store; valid until the next mutation

@@ -370,6 +370,12 @@ Result<SequenceInfo> CheckedStore::info(SequenceId seq) const {
   return store_->info(seq);
 }
 
+Result<SequenceBytes> CheckedStore::sequence_bytes(SequenceId seq) const {
+  ASSIGN_OR_RETURN(const SequenceRecord* state, find(seq, "sequence_bytes"));
+  (void)state;
+  return store_->sequence_bytes(seq);
+}
+
 Result<int64_t> CheckedStore::stored_length(SequenceId seq, int layer, int kv) const {
   ASSIGN_OR_RETURN(const SequenceRecord* state, find(seq, "stored_length"));
   (void)state;

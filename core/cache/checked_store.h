@@ -57,6 +57,7 @@ class CheckedStore {
   Result<KVView> encoded_view(SequenceId seq, int layer);
   bool contains(SequenceId seq) const { return sequences_.count(seq) != 0; }
   Result<SequenceInfo> info(SequenceId seq) const;
+  Result<SequenceBytes> sequence_bytes(SequenceId seq) const;
   Result<int64_t> stored_length(SequenceId seq, int layer, int kv) const;
   Result<std::span<const int32_t>> positions(SequenceId seq) const;
   Result<std::span<const BranchId>> branches(SequenceId seq) const;

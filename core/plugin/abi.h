@@ -42,12 +42,13 @@
 // a Scheduler plans steps (plan() over LaneViews) instead of running a
 // request; Verifier::chunks_prefill and feed_and_verify (PrefillChunk);
 // SequenceState::last_draft; GenerationRequest and its stats move to
-// core/schedule/generation.h.
+// core/schedule/generation.h. 6.1: CacheStore::sequence_bytes appended
+// (SequenceBytes: a sequence's K/V bytes, held and shared).
 #ifndef TESSERA_ABI_MAJOR
 #define TESSERA_ABI_MAJOR 6
 #endif
 #ifndef TESSERA_ABI_MINOR
-#define TESSERA_ABI_MINOR 0
+#define TESSERA_ABI_MINOR 1
 #endif
 
 #define TESSERA_STRINGIFY_INNER(x) #x

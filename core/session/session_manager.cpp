@@ -201,16 +201,9 @@ Result<SessionInfo> SessionManager::info(const std::string& id, const std::strin
   info.cached = session->lane.cached;
   ASSIGN_OR_RETURN(const SequenceInfo stored, engine_.cache().info(session->lane.id));
   info.stored_entries = stored.stored;
-  // Its share of the live bytes by entries stored (shared pages of a fork
-  // count for each session that holds them).
-  int64_t all_entries = 0;
-  for (const auto& [other_id, other] : sessions_)
-    if (auto other_info = engine_.cache().info(other.lane.id); other_info.ok())
-      all_entries += other_info->stored;
-  if (all_entries > 0)
-    info.kv_bytes = static_cast<std::size_t>(static_cast<double>(engine_.cache().bytes().live) *
-                                             static_cast<double>(stored.stored) /
-                                             static_cast<double>(all_entries));
+  ASSIGN_OR_RETURN(const SequenceBytes bytes, engine_.cache().sequence_bytes(session->lane.id));
+  info.kv_bytes = bytes.held;
+  info.kv_shared_bytes = bytes.shared;
   info.idle_seconds =
       session->turn ? 0.0 : std::chrono::duration<double>(clock_() - session->last_use).count();
   info.generating = session->turn.has_value();

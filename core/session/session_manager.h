@@ -52,11 +52,12 @@ struct GenerateOptions {
 
 struct SessionInfo {
   std::string id;
-  int64_t tokens = 0;          // the raw history, whole
-  int64_t cached = 0;          // of them with K/V in the cache
-  int64_t stored_entries = 0;  // entries the store holds (fewer under sink_window)
-  std::size_t kv_bytes = 0;    // the session's share of the live K/V bytes
-  double idle_seconds = 0;     // since its last use
+  int64_t tokens = 0;               // the raw history, whole
+  int64_t cached = 0;               // of them with K/V in the cache
+  int64_t stored_entries = 0;       // entries the store holds (fewer under sink_window)
+  std::size_t kv_bytes = 0;         // K/V bytes of its stored entries (CacheStore::sequence_bytes)
+  std::size_t kv_shared_bytes = 0;  // of them, in blocks shared with a fork
+  double idle_seconds = 0;          // since its last use
   bool generating = false;
 };
 

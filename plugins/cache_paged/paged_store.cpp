@@ -298,4 +298,15 @@ const PagedCacheStore::Sequence& PagedCacheStore::get(SequenceId seq) const {
   return it->second;
 }
 
+SequenceBytes PagedCacheStore::sequence_bytes(SequenceId seq) const {
+  SequenceBytes out;
+  for (const int32_t id : get(seq).table) {
+    const Block& block = blocks_[static_cast<std::size_t>(id)];
+    const std::size_t bytes = static_cast<std::size_t>(block.written) * entry_bytes();
+    out.held += bytes;
+    if (block.references > 1) out.shared += bytes;
+  }
+  return out;
+}
+
 }  // namespace tessera

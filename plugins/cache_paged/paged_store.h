@@ -66,6 +66,7 @@ class PagedCacheStore final : public CacheStore {
   std::span<const int32_t> positions(SequenceId seq) const override;
   std::span<const BranchId> branches(SequenceId seq) const override;
   CacheBytes bytes() const override { return bytes_; }
+  SequenceBytes sequence_bytes(SequenceId seq) const override;
 
   // For tests: blocks in the pool, and how many sequences hold block `id`.
   int64_t pool_blocks() const { return static_cast<int64_t>(blocks_.size()); }

@@ -284,4 +284,8 @@ void SinkWindowCacheStore::set_live(std::size_t live) {
   bytes_.peak = std::max(bytes_.peak, live);
 }
 
+SequenceBytes SinkWindowCacheStore::sequence_bytes(SequenceId seq) const {
+  return {live_bytes(get(seq).stored()), 0};
+}
+
 }  // namespace tessera

@@ -65,6 +65,7 @@ class SinkWindowCacheStore final : public CacheStore {
   int64_t stored_length(SequenceId seq, int layer, int kv) const override;
   std::span<const int32_t> positions(SequenceId seq) const override;
   CacheBytes bytes() const override { return bytes_; }
+  SequenceBytes sequence_bytes(SequenceId seq) const override;
 
  private:
   struct Sequence {

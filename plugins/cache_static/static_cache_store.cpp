@@ -226,4 +226,8 @@ void StaticCacheStore::set_live(std::size_t live) {
   bytes_.peak = std::max(bytes_.peak, live);
 }
 
+SequenceBytes StaticCacheStore::sequence_bytes(SequenceId seq) const {
+  return {live_bytes(get(seq).length), 0};
+}
+
 }  // namespace tessera

@@ -68,6 +68,7 @@ class StaticCacheStore final : public CacheStore {
   std::span<const int32_t> positions(SequenceId seq) const override;
   std::span<const BranchId> branches(SequenceId seq) const override;
   CacheBytes bytes() const override { return bytes_; }
+  SequenceBytes sequence_bytes(SequenceId seq) const override;
   // Raw-f32 layers only: an encoding codec keeps no floats to point at.
   Result<DenseLayerKV> dense_layer(SequenceId seq, int layer) override;
   Status append_in_place(SequenceId seq, std::span<const int32_t> positions) override;

@@ -102,6 +102,7 @@ class BrokenStore final : public CacheStore {
     if (bug_ == Bug::kPeakFalls && truncated_) b.peak = b.live;
     return b;
   }
+  SequenceBytes sequence_bytes(SequenceId seq) const override { return inner_.sequence_bytes(seq); }
 
  private:
   Bug bug_;

@@ -156,6 +156,9 @@ TEST_P(StoreConformance, AppendsAndViews) {
   // Bytes are what is stored: the codec's bytes and a position per entry.
   EXPECT_EQ(store_->bytes().live, ref.tokens.size() * entry_bytes());
   EXPECT_GE(store_->bytes().peak, store_->bytes().live);
+  // The one sequence holds all of them (ABI 6.1), sharing none.
+  EXPECT_EQ(store_->sequence_bytes(0)->held, store_->bytes().live);
+  EXPECT_EQ(store_->sequence_bytes(0)->shared, 0u);
 }
 
 TEST_P(StoreConformance, TruncatesAsFarAsItCan) {
@@ -214,8 +217,15 @@ TEST_P(StoreConformance, ForksAndTheTwoGoTheirOwnWays) {
   });
   EXPECT_TRUE(matches(0, a));
   EXPECT_TRUE(matches(1, b));
+  // Each holds its own entries; what the two share is live once.
+  const SequenceBytes first = *store_->sequence_bytes(0), second = *store_->sequence_bytes(1);
+  EXPECT_EQ(first.held, a.tokens.size() * entry_bytes());
+  EXPECT_EQ(second.held, b.tokens.size() * entry_bytes());
+  EXPECT_EQ(first.shared, second.shared);
+  EXPECT_EQ(first.held + second.held - first.shared, store_->bytes().live);
   ASSERT_TRUE(store_->release(0).ok());
   EXPECT_TRUE(matches(1, b));
+  EXPECT_EQ(store_->sequence_bytes(1)->shared, 0u);
   ASSERT_TRUE(store_->release(1).ok());
   EXPECT_EQ(store_->bytes().live, 0u);
 }
@@ -270,6 +280,10 @@ TEST(PagedStore, ForkSharesBlocksAndCopiesOnWrite) {
   const std::size_t live = store.bytes().live;
   ASSERT_TRUE(store.fork(0, 1).ok());
   EXPECT_EQ(store.bytes().live, live) << "a fork stores nothing new";
+  for (const SequenceId seq : {0, 1}) {
+    EXPECT_EQ(store.sequence_bytes(seq)->held, live);
+    EXPECT_EQ(store.sequence_bytes(seq)->shared, live);
+  }
   const std::vector<int32_t> before(paged.block_table(1).begin(), paged.block_table(1).end());
   EXPECT_EQ(before, std::vector<int32_t>(paged.block_table(0).begin(), paged.block_table(0).end()));
   EXPECT_EQ(paged.block_references(before[0]), 2);
@@ -280,6 +294,8 @@ TEST(PagedStore, ForkSharesBlocksAndCopiesOnWrite) {
   EXPECT_NE(paged.block_table(1)[1], before[1]);
   EXPECT_EQ(paged.block_references(before[0]), 2);
   EXPECT_EQ(paged.block_references(before[1]), 1);
+  EXPECT_EQ(store.sequence_bytes(0)->shared, live * 4 / 6) << "the full first block";
+  EXPECT_EQ(store.sequence_bytes(1)->held, live * 7 / 6);
   ASSERT_TRUE(store.release(0).ok());
   ASSERT_TRUE(store.release(1).ok());
   EXPECT_EQ(store.bytes().live, 0u);

@@ -3,9 +3,11 @@
 // the proto promises; a client that cancels mid-stream; many clients.
 #include "apps/tessera/serve/grpc_service.h"
 
+#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include <future>
 #include <string>
 #include <thread>
 #include <vector>
@@ -43,6 +45,7 @@ class Served {
   bool ok() const { return engine_ != nullptr && channel_ != nullptr; }
   Engine& engine() { return *engine_; }
   std::unique_ptr<v1::Runtime::Stub> stub() const { return v1::Runtime::NewStub(channel_); }
+  std::shared_ptr<grpc::Channel> channel() const { return channel_; }
 
  private:
   std::unique_ptr<Engine> engine_;
@@ -208,6 +211,27 @@ TEST(GrpcService, EveryPromisedStatus) {
   const grpc::Status closed = append_as("key-a", id, {1});
   EXPECT_EQ(closed.error_code(), grpc::StatusCode::NOT_FOUND);
   EXPECT_NE(closed.error_message().find("closed by its owner"), std::string::npos);
+}
+
+// Bytes that are no protobuf, sent as a method's request: gRPC refuses them
+// before any handler runs, and the server goes on serving.
+TEST(GrpcService, AMalformedRequestIsRefusedAndTheServerGoesOn) {
+  Served served;
+  ASSERT_TRUE(served.ok());
+  grpc::GenericStub generic(served.channel());
+  const std::string garbage = "\x0a\xff\xff\xff\xff\x0f\x12";  // a length past the end
+  grpc::Slice slice(garbage);
+  const grpc::ByteBuffer request(&slice, 1);
+  grpc::ByteBuffer response;
+  grpc::ClientContext context;
+  std::promise<grpc::Status> done;
+  generic.UnaryCall(&context, "/tessera.v1.Runtime/AppendTokens", grpc::StubOptions(), &request,
+                    &response, [&done](grpc::Status status) { done.set_value(status); });
+  const grpc::Status status = done.get_future().get();
+  EXPECT_FALSE(status.ok());
+  EXPECT_NE(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
+  auto stub = served.stub();
+  EXPECT_FALSE(create(*stub).empty());  // still serving
 }
 
 TEST(GrpcService, ACancelledStreamLeavesTheSessionUsable) {

@@ -3,6 +3,8 @@
 // keys, a client that leaves mid-stream, many clients at once.
 #include "apps/tessera/serve/http_server.h"
 
+#include "apps/tessera/serve/openai_api.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -131,6 +133,32 @@ TEST(HttpServer, ACompletionIsTheEnginesOwnText) {
             served.engine().tokenizer().encode("Once upon a time", true)->size());
 }
 
+// llama-server's ignore_eos: the turn does not end at the vocabulary's
+// end-of-generation tokens (load tests need turns of equal length).
+// stories260K never predicts its EOS, so the flag is checked where it is
+// read, and a request carrying it runs to max_tokens.
+TEST(HttpServer, IgnoreEosIsTaken) {
+  for (const auto& [body, expected] : {std::pair{R"({"prompt": "x", "ignore_eos": true})", true},
+                                       std::pair{R"({"prompt": "x", "ignore_eos": false})", false},
+                                       std::pair{R"({"prompt": "x"})", false}}) {
+    auto request = parse_completion_request(body, false);
+    ASSERT_TRUE(request.ok()) << request.status().to_string();
+    EXPECT_EQ(request->ignore_eos, expected) << body;
+  }
+  Served served;
+  ASSERT_TRUE(served.ok());
+  auto client = served.client();
+  auto res =
+      client.Post("/v1/completions",
+                  R"({"prompt": [1], "max_tokens": 480, "temperature": 0, "ignore_eos": true})",
+                  "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  const json body = json::parse(res->body);
+  EXPECT_EQ(body["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(body["usage"]["completion_tokens"], 480);
+}
+
 TEST(HttpServer, StreamedChatEqualsTheWholeReply) {
   Served served;
   ASSERT_TRUE(served.ok());
@@ -206,7 +234,8 @@ TEST(HttpServer, BadRequestsGetOpenAiErrors) {
       {R"({"prompt": "x", "max_tokens": -3})", "'max_tokens' must be in"},
       {R"({"prompt": "x", "temperature": "hot"})", "'temperature' must be a number"},
       {R"({"prompt": [1, 2, 999999]})", "outside this model's vocabulary"},
-      {R"({"prompt": "x", "n": 2})", "'n' must be 1"}};
+      {R"({"prompt": "x", "n": 2})", "'n' must be 1"},
+      {R"({"prompt": "x", "ignore_eos": 1})", "'ignore_eos' must be true or false"}};
   for (const auto& [body, message] : cases) {
     auto res = client.Post("/v1/completions", body, "application/json");
     ASSERT_TRUE(res);

@@ -261,6 +261,12 @@ TEST(Sessions, AForkContinuesLikeItsSource) {
     auto fork = sessions.fork(*id, "");
     ASSERT_TRUE(fork.ok()) << fork.status().to_string();
     EXPECT_EQ(sessions.info(*fork, "")->tokens, sessions.info(*id, "")->tokens);
+    // The fork holds the same K/V bytes; on paged they are the source's own
+    // blocks, shared (copy-on-write), on static a copy.
+    EXPECT_EQ(sessions.info(*fork, "")->kv_bytes, sessions.info(*id, "")->kv_bytes);
+    EXPECT_EQ(sessions.info(*fork, "")->kv_shared_bytes,
+              cache == "paged" ? sessions.info(*fork, "")->kv_bytes : 0u)
+        << cache;
     Reply a, b;
     ASSERT_TRUE(start(sessions, *id, a, 15).ok());
     ASSERT_TRUE(start(sessions, *fork, b, 15).ok());

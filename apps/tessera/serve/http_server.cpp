@@ -164,6 +164,7 @@ class HttpServer::Handlers {
     if (Status st = runtime_.append(*session, key, *tokens); !st.ok()) return send_status(res, st);
     GenerateOptions generate;
     generate.max_tokens = request.max_tokens.value_or(options_.default_max_tokens);
+    generate.stop_at_eos = !request.ignore_eos;
     auto stream = runtime_.generate(*session, key, generate);
     if (!stream.ok()) return send_status(res, stream.status());
     completion->stream = *stream;

@@ -153,9 +153,11 @@ Result<CompletionRequest> parse_completion_request(std::string_view body_text, b
     if (n != 1) return field_error("n", "must be 1 (one choice per request)");
   }
   RETURN_IF_ERROR(parse_stop(body, request));
-  if (body.contains("stream")) {
-    if (!body.at("stream").is_boolean()) return field_error("stream", "must be true or false");
-    request.stream = body.at("stream").get<bool>();
+  for (auto [field, flag] :
+       {std::pair{"stream", &request.stream}, std::pair{"ignore_eos", &request.ignore_eos}}) {
+    if (!body.contains(field)) continue;
+    if (!body.at(field).is_boolean()) return field_error(field, "must be true or false");
+    *flag = body.at(field).get<bool>();
   }
   if (body.contains("stream_options") && body.at("stream_options").is_object())
     request.include_usage = body.at("stream_options").value("include_usage", false);

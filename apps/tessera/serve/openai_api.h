@@ -31,6 +31,7 @@ struct CompletionRequest {
   std::optional<int64_t> top_k;  // llama-server's extension
   std::optional<uint64_t> seed;
   std::vector<std::string> stop;
+  bool ignore_eos = false;  // llama-server's extension: run to max_tokens
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
 };
