@@ -198,6 +198,7 @@ Result<SessionInfo> SessionManager::info(const std::string& id, const std::strin
   SessionInfo info;
   info.id = id;
   info.tokens = static_cast<int64_t>(session->lane.tokens.size());
+  if (!session->lane.tokens.empty()) info.last_token = session->lane.tokens.back();
   info.cached = session->lane.cached;
   ASSIGN_OR_RETURN(const SequenceInfo stored, engine_.cache().info(session->lane.id));
   info.stored_entries = stored.stored;

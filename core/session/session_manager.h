@@ -53,6 +53,7 @@ struct GenerateOptions {
 struct SessionInfo {
   std::string id;
   int64_t tokens = 0;               // the raw history, whole
+  int32_t last_token = -1;          // its last (-1: empty): the text of what follows starts there
   int64_t cached = 0;               // of them with K/V in the cache
   int64_t stored_entries = 0;       // entries the store holds (fewer under sink_window)
   std::size_t kv_bytes = 0;         // K/V bytes of its stored entries (CacheStore::sequence_bytes)

@@ -138,7 +138,11 @@ TEST(GrpcService, TurnsKeepTheHistoryAcrossCalls) {
     ASSERT_TRUE(turn.status.ok()) << turn.status.error_message();
     EXPECT_EQ(turn.stop_reason, "max_tokens");
     EXPECT_EQ(turn.tokens, fresh(served.engine(), history, 12));
+    // The streamed text is what the turn adds to the history's text (its
+    // first token read after the history's last, leading space and all).
+    const std::string before = served.engine().tokenizer().decode(history);
     history.insert(history.end(), turn.tokens.begin(), turn.tokens.end());
+    EXPECT_EQ(turn.text, served.engine().tokenizer().decode(history).substr(before.size()));
     grpc::ClientContext context;
     v1::GetSessionInfoRequest request;
     request.set_session_id(id);

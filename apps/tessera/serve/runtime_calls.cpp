@@ -73,14 +73,17 @@ grpc::Status RuntimeCalls::generate(const std::string& key, const v1::GenerateRe
   if (request.max_tokens() < 0 || request.max_tokens() > (1 << 24))
     return {grpc::StatusCode::INVALID_ARGUMENT,
             "max_tokens is " + std::to_string(request.max_tokens()) + "; give 0 to 2^24"};
+  // The history's last token, so the first token's text is what it adds
+  // after it (a SentencePiece leading space is kept mid-conversation).
+  auto history = runtime_.info(request.session_id(), key);
+  if (!history.ok()) return to_grpc(history.status());
   GenerateOptions options;
   options.max_tokens = request.max_tokens();
   options.stop_tokens = ids(request.stop_tokens());
   options.stop_at_eos = !request.ignore_eos();
   auto stream = runtime_.generate(request.session_id(), key, options);
   if (!stream.ok()) return to_grpc(stream.status());
-  // The previous token, so each token's text is what it adds after it.
-  int32_t previous = -1;
+  int32_t previous = history->last_token;
   TokenStream::Event event;
   while ((*stream)->next(event)) {
     v1::GenerateResponse out;
