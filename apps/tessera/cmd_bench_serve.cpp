@@ -25,8 +25,8 @@ using serve_bench::ServerProcess;
 using serve_bench::TtftFigures;
 
 const std::vector<std::string> kPrompts = {
-    "Once upon a time", "The little dog", "A girl named Lily", "Tom had a ball",
-    "One day, a bird",  "The sun was hot", "Sam and his mom",  "In a big forest"};
+    "Once upon a time", "The little dog",  "A girl named Lily", "Tom had a ball",
+    "One day, a bird",  "The sun was hot", "Sam and his mom",   "In a big forest"};
 // The later turns of the history test: a user's line each.
 const std::vector<std::string> kLines = {" Then the girl said hello.", " The dog ran home.",
                                          " It was a happy day.", " They played all day long."};
@@ -70,7 +70,8 @@ Result<ServeBenchSpec> spec_of(const po::variables_map& values) {
   ServeBenchSpec s;
   s.config = values["config"].as<std::string>();
   s.overrides = set_overrides(values);
-  if (values.count("model")) s.overrides.push_back("model.path=" + values["model"].as<std::string>());
+  if (values.count("model"))
+    s.overrides.push_back("model.path=" + values["model"].as<std::string>());
   ASSIGN_OR_RETURN(const Config config, load_config(s.config, s.overrides));
   ASSIGN_OR_RETURN(s.model, locate_model_file(config.get_string("model.path"), config.directory()));
   s.model = std::filesystem::absolute(s.model).string();
@@ -105,7 +106,10 @@ Result<std::unique_ptr<ServerProcess>> start_tessera(const ServeBenchSpec& s, in
                                                      int64_t context, int grpc_port) {
   ASSIGN_OR_RETURN(const int port, serve_bench::free_loopback_port());
   std::vector<std::string> argv = {std::filesystem::read_symlink("/proc/self/exe").string(),
-                                   "serve", "--config", s.config, "--http",
+                                   "serve",
+                                   "--config",
+                                   s.config,
+                                   "--http",
                                    "127.0.0.1:" + std::to_string(port)};
   if (grpc_port > 0) argv.insert(argv.end(), {"--grpc", "127.0.0.1:" + std::to_string(grpc_port)});
   auto overrides = s.overrides;
@@ -123,22 +127,23 @@ Result<std::unique_ptr<ServerProcess>> start_llama_server(const ServeBenchSpec& 
                                                           int64_t context) {
   ASSIGN_OR_RETURN(const int port, serve_bench::free_loopback_port());
   const std::string threads = std::to_string(s.threads);
-  return ServerProcess::start(
-      {s.llama_server, "-m", s.model, "--host", "127.0.0.1", "--port", std::to_string(port), "-np",
-       std::to_string(sessions), "-c", std::to_string(context * sessions), "-t", threads, "-tb",
-       threads},
-      port, s.work + "/llama-server-" + std::to_string(sessions) + ".log", 300);
+  return ServerProcess::start({s.llama_server, "-m", s.model, "--host", "127.0.0.1", "--port",
+                               std::to_string(port), "-np", std::to_string(sessions), "-c",
+                               std::to_string(context * sessions), "-t", threads, "-tb", threads},
+                              port, s.work + "/llama-server-" + std::to_string(sessions) + ".log",
+                              300);
 }
 
 // A short request first: pages the weights in and starts the threads.
 Result<LoadFigures> measure(ServerProcess& server, const ServeBenchSpec& s, int sessions) {
   const auto warm = serve_bench::run_load("127.0.0.1", server.port(), 1, 4, 1, kPrompts);
-  if (warm.failed > 0) return failed_precondition("the warm-up request failed: " + warm.first_error);
-  auto figures = serve_bench::run_load("127.0.0.1", server.port(), sessions, s.tokens, s.rounds,
-                                       kPrompts);
+  if (warm.failed > 0)
+    return failed_precondition("the warm-up request failed: " + warm.first_error);
+  auto figures =
+      serve_bench::run_load("127.0.0.1", server.port(), sessions, s.tokens, s.rounds, kPrompts);
   if (figures.failed > 0)
-    return failed_precondition(std::to_string(figures.failed) + " requests failed, the first: " +
-                               figures.first_error);
+    return failed_precondition(std::to_string(figures.failed) +
+                               " requests failed, the first: " + figures.first_error);
   return figures;
 }
 
@@ -167,15 +172,18 @@ struct Report {
 };
 
 TableRow load_row(const char* server, const LoadFigures& f, const std::string& ratio) {
-  return {std::to_string(f.sessions), server,
-          format("%.1f", f.tokens_per_s), format("%.2f", f.p50_ms),
-          format("%.2f", f.p99_ms),       format("%.1f", f.first_token_ms),
+  return {std::to_string(f.sessions),
+          server,
+          format("%.1f", f.tokens_per_s),
+          format("%.2f", f.p50_ms),
+          format("%.2f", f.p99_ms),
+          format("%.1f", f.first_token_ms),
           ratio};
 }
 
 TableRow ttft_row(const char* server, const TtftFigures& f) {
-  return {server, std::to_string(f.history), format("%.1f", f.first_ms),
-          format("%.1f", f.kept_ms), std::to_string(f.later_turns)};
+  return {server, std::to_string(f.history), format("%.1f", f.first_ms), format("%.1f", f.kept_ms),
+          std::to_string(f.later_turns)};
 }
 
 Status run_levels(const ServeBenchSpec& s, Report& report) {
@@ -232,8 +240,8 @@ Status run_history(const ServeBenchSpec& s, Report& report) {
 }
 
 void print(const ServeBenchSpec& s, const Report& report) {
-  const TableRow load_header = {"sessions",     "server",        "tokens/s",
-                                "ms/token p50", "ms/token p99",  "first token p50 ms",
+  const TableRow load_header = {"sessions",       "server",       "tokens/s",
+                                "ms/token p50",   "ms/token p99", "first token p50 ms",
                                 "vs llama-server"};
   const TableRow ttft_header = {"server", "history tokens", "first turn: TTFT ms",
                                 "later turns: TTFT ms (median)", "later turns"};
@@ -246,8 +254,8 @@ void print(const ServeBenchSpec& s, const Report& report) {
                       std::filesystem::path(s.model).filename().c_str(), s.threads,
                       s.threads == 1 ? "" : "s", static_cast<long long>(s.tokens), s.rounds,
                       s.rounds == 1 ? "" : "s"));
-  write_stdout(markdown_table(load_header, {true, false, true, true, true, true, true},
-                              report.load));
+  write_stdout(
+      markdown_table(load_header, {true, false, true, true, true, true, true}, report.load));
   if (report.ttft.empty()) return;
   write_stdout("\n" + markdown_table(ttft_header, {false, true, true, true, true}, report.ttft));
 }

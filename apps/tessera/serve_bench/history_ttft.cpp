@@ -60,9 +60,10 @@ TtftFigures figures_of(int64_t history, double first_ms, const std::vector<doubl
 
 }  // namespace
 
-Result<std::vector<int32_t>> tokenize_over_grpc(const std::string& address,
-                                                const std::string& text, bool add_bos) {
-  auto stub = v1::Runtime::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+Result<std::vector<int32_t>> tokenize_over_grpc(const std::string& address, const std::string& text,
+                                                bool add_bos) {
+  auto stub =
+      v1::Runtime::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
   grpc::ClientContext context;
   v1::TokenizeRequest request;
   request.set_text(text);

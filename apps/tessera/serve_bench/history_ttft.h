@@ -14,15 +14,15 @@
 namespace tessera::cli::serve_bench {
 
 struct TtftFigures {
-  int64_t history = 0;   // tokens before the first turn
-  double first_ms = 0;   // the first turn: the whole history fed
-  double kept_ms = 0;    // later turns (median): only the new line fed
+  int64_t history = 0;  // tokens before the first turn
+  double first_ms = 0;  // the first turn: the whole history fed
+  double kept_ms = 0;   // later turns (median): only the new line fed
   int later_turns = 0;
 };
 
 // Token ids of `text` by the tessera server's tokenizer (gRPC Tokenize).
-Result<std::vector<int32_t>> tokenize_over_grpc(const std::string& address,
-                                                const std::string& text, bool add_bos);
+Result<std::vector<int32_t>> tokenize_over_grpc(const std::string& address, const std::string& text,
+                                                bool add_bos);
 
 // `lines.size()` later turns after a first on `history`; every turn
 // generates `reply_tokens` greedy tokens.

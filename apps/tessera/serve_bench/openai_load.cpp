@@ -19,8 +19,11 @@ double since(Clock::time_point origin) {
 }
 
 std::string body_of(json prompt, int64_t max_tokens) {
-  return json{{"prompt", std::move(prompt)}, {"max_tokens", max_tokens}, {"temperature", 0},
-              {"stream", true},              {"ignore_eos", true}}
+  return json{{"prompt", std::move(prompt)},
+              {"max_tokens", max_tokens},
+              {"temperature", 0},
+              {"stream", true},
+              {"ignore_eos", true}}
       .dump();
 }
 
@@ -105,10 +108,10 @@ LoadFigures run_load(const std::string& host, int port, int sessions, int64_t ma
       if (!t.error.empty() || t.finish_reason != "length" || t.text_times.empty()) {
         ++figures.failed;
         if (figures.first_error.empty())
-          figures.first_error = t.error.empty() ? "ended '" + t.finish_reason + "' after " +
-                                                      std::to_string(t.text_times.size()) +
-                                                      " text events"
-                                                : t.error;
+          figures.first_error = t.error.empty()
+                                    ? "ended '" + t.finish_reason + "' after " +
+                                          std::to_string(t.text_times.size()) + " text events"
+                                    : t.error;
         continue;
       }
       figures.tokens += max_tokens;

@@ -32,10 +32,10 @@ std::string completion_body(const std::vector<int32_t>& prompt, int64_t max_toke
 
 struct LoadFigures {
   int sessions = 0;
-  int64_t tokens = 0;        // generated, all rounds
-  double seconds = 0;        // wall time of the rounds
-  double tokens_per_s = 0;   // aggregate
-  double p50_ms = 0;         // time per output token (between text events)
+  int64_t tokens = 0;       // generated, all rounds
+  double seconds = 0;       // wall time of the rounds
+  double tokens_per_s = 0;  // aggregate
+  double p50_ms = 0;        // time per output token (between text events)
   double p99_ms = 0;
   double first_token_ms = 0;  // p50 over requests, under this load
   int failed = 0;             // requests that errored or stopped short

@@ -105,6 +105,8 @@ void ServerProcess::stop() {
   pid_ = 0;
 }
 
-ServerProcess::~ServerProcess() { stop(); }
+ServerProcess::~ServerProcess() {
+  stop();
+}
 
 }  // namespace tessera::cli::serve_bench
