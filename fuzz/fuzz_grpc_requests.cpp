@@ -56,10 +56,11 @@ struct Served {
 Served& served() {
   static Served* s = [] {
     auto* out = new Served;
-    auto config = Config::parse(std::string("[model]\npath = \"") + TESSERA_SHARED_DIR +
-                                    "/models/stories260K.gguf\"\n[scheduler]\nplugin = "
-                                    "\"continuous\"\n[cache]\nplugin = \"paged\"\nmax_tokens = 48\n",
-                                "fuzz.toml");
+    auto config =
+        Config::parse(std::string("[model]\npath = \"") + TESSERA_SHARED_DIR +
+                          "/models/stories260K.gguf\"\n[scheduler]\nplugin = "
+                          "\"continuous\"\n[cache]\nplugin = \"paged\"\nmax_tokens = 48\n",
+                      "fuzz.toml");
     check(config.ok());
     auto engine = Engine::create(*config, fuzz::builtin_registry());
     check(engine.ok());
@@ -189,8 +190,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     const uint8_t head = data[at];
     const std::size_t length = std::min<std::size_t>(data[at + 1], size - at - 2);
     // Bits 3-4 of the head pick the caller: no key, key-a, key-b, a wrong key.
-    static const std::optional<std::string> callers[] = {
-        std::nullopt, "Bearer key-a", "Bearer key-b", "Bearer nobody"};
+    static const std::optional<std::string> callers[] = {std::nullopt, "Bearer key-a",
+                                                         "Bearer key-b", "Bearer nobody"};
     std::string key;
     const grpc::Status allowed = serve::authorize(keys, callers[(head >> 3) & 3], key);
     check_promised(allowed);
