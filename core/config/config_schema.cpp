@@ -135,6 +135,15 @@ constexpr ConfigKey kCoreKeys[] = {
                   "Proposer plugin that drafts tokens for speculative decoding; \"none\" "
                   "drafts nothing"}},
     {.section = "decode",
+     .spec = {.name = "alternate_proposers",
+              .type = kString,
+              .default_value = "[]",
+              .description = "Other proposers a lane may draft with instead of decode.proposer: "
+                             "a tessera serve session picks one when it is created (gRPC "
+                             "CreateSession.proposer); their options are read from [decode] "
+                             "too"},
+     .list = true},
+    {.section = "decode",
      .spec = {.name = "verifier",
               .type = kString,
               .default_value = "\"ar\"",

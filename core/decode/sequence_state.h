@@ -36,6 +36,10 @@ struct SequenceState {
   bool proposer_begun = false;  // Proposer::begin ran (the engine calls it at the first step)
   bool owns_sequence = true;    // false for a branch kept in its prefix's sequence
   int64_t last_draft = 0;       // tokens the proposer drafted at the lane's last step
+  // Which of the engine's proposers drafts for the lane (ABI 6.1): 0 is
+  // decode.proposer, k > 0 the k-th of decode.alternate_proposers
+  // (Engine::choose_proposer). Fixed once the lane has stepped.
+  int proposer = 0;
 };
 
 // What decoding did, summed over the lanes of a generation.

@@ -61,6 +61,8 @@ void DecodeLoop::stop_full_lanes() {
 
 Status DecodeLoop::deliver(Running& turn, std::span<const int32_t> emitted) {
   SequenceState& lane = *turn.turn.lane;
+  ++turn.steps;
+  turn.drafted += lane.last_draft;
   const Tokenizer& tokenizer = engine_.tokenizer();
   // emitted[i] sits at lane.tokens[first + i].
   const int64_t first = static_cast<int64_t>(lane.tokens.size() - emitted.size());
@@ -98,7 +100,8 @@ void DecodeLoop::finish_stopped() {
     it = turns_.erase(it);
   }
   for (Running& turn : ended)
-    if (turn.turn.done) turn.turn.done({turn.id, turn.stop_reason, turn.generated});
+    if (turn.turn.done)
+      turn.turn.done({turn.id, turn.stop_reason, turn.generated, turn.steps, turn.drafted});
 }
 
 Status DecodeLoop::plan_step() {

@@ -36,6 +36,8 @@ struct TurnOutcome {
   // sequence may then be behind its tokens and is best ended).
   std::string stop_reason;
   int64_t generated = 0;  // tokens handed to the sink
+  int64_t steps = 0;      // decode steps the turn's lane took
+  int64_t drafted = 0;    // tokens its proposer drafted in them
 };
 
 struct Turn {
@@ -85,6 +87,7 @@ class DecodeLoop {
     Turn turn;
     uint64_t submitted = 0;
     int64_t generated = 0;
+    int64_t steps = 0, drafted = 0;
     std::string stop_reason;  // set: ends before the next step
   };
 

@@ -1,5 +1,6 @@
 #include "core/engine/engine.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "core/engine/engine_services.h"
@@ -44,6 +45,7 @@ Engine::~Engine() {
   // the ones plugins loaded); the cache before its codecs and its backend.
   scheduler_.reset();
   verifier_.reset();
+  alternates_.clear();
   proposer_.reset();
   services_.reset();
   cache_.reset();
@@ -77,8 +79,23 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
   // [decode] holds the proposer's and the verifier's options, and those of
   // every plugin they name ("@kind" options: `tree`'s drafter); a key there
   // must belong to one of them.
+  // decode.alternate_proposers: proposers a lane may draft with instead (a
+  // tessera serve session picks one); their options are in [decode] too.
+  std::vector<const PluginRecord*> alternate_recs;
+  for (const std::string& name : config.get_list("decode.alternate_proposers")) {
+    auto found = registry.find(kProposerRole.name, name);
+    if (!found.ok()) return found.status().with_context("decode.alternate_proposers");
+    if (*found == proposer_rec ||
+        std::find(alternate_recs.begin(), alternate_recs.end(), *found) != alternate_recs.end())
+      return invalid_argument(
+          "decode.alternate_proposers: '" + name +
+          "' is decode.proposer or listed twice; list each other proposer once");
+    alternate_recs.push_back(*found);
+  }
+  std::vector<const PluginRecord*> decode_roots = {proposer_rec, verifier_rec};
+  decode_roots.insert(decode_roots.end(), alternate_recs.begin(), alternate_recs.end());
   ASSIGN_OR_RETURN(std::vector<const PluginRecord*> decode_plugins,
-                   plugins_named_in(config, registry, "decode", {proposer_rec, verifier_rec}));
+                   plugins_named_in(config, registry, "decode", decode_roots));
   std::vector<std::string> decode_descriptions;
   for (const PluginRecord* rec : decode_plugins)
     decode_descriptions.push_back(rec->kind() + " plugin '" + rec->name() + "'");
@@ -220,6 +237,16 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
                             "\"; set decode.proposer = \"none\" (a block-diffusion model "
                             "drafting for an autoregressive target is decode.proposer = \"dlm\" "
                             "under decode.verifier = \"ar\")");
+  for (std::size_t k = 0; k < alternate_recs.size(); ++k) {
+    if (!engine->verifier_->takes_drafts() && alternate_recs[k]->name() != "none")
+      return invalid_argument("decode.verifier = \"" + verifier_rec->name() +
+                              "\" decodes without drafts, so decode.alternate_proposers may "
+                              "list \"none\" only, not \"" +
+                              alternate_recs[k]->name() + "\"");
+    ASSIGN_OR_RETURN(auto alternate, create_plugin<Proposer>(registry, *alternate_recs[k],
+                                                             decode_opts[2 + k], &services));
+    engine->alternates_.emplace_back(alternate_recs[k]->name(), std::move(alternate));
+  }
   if (mc.block_diffusion() && engine->verifier_->takes_drafts())
     engine->warnings_.push_back(
         model_path + " is a block-diffusion model (blocks of " +
@@ -254,6 +281,32 @@ DecodeContext Engine::context() {
   return {*transformer_, *cache_, *services_, counters_};
 }
 
+std::vector<std::string> Engine::proposer_choices() const {
+  std::vector<std::string> names = {description_.proposer};
+  for (const auto& [name, proposer] : alternates_) names.push_back(name);
+  return names;
+}
+
+Status Engine::choose_proposer(SequenceState& lane, std::string_view name) const {
+  if (lane.proposer_begun)
+    return failed_precondition("a lane's proposer is chosen before its first step");
+  const std::vector<std::string> names = proposer_choices();
+  for (std::size_t k = 0; k < names.size(); ++k)
+    if (names[k] == name) {
+      lane.proposer = static_cast<int>(k);
+      return ok_status();
+    }
+  std::string listed;
+  for (const std::string& n : names) listed += (listed.empty() ? "" : ", ") + n;
+  return invalid_argument("proposer '" + std::string(name) + "' is not one this server runs (" +
+                          listed + "; decode.proposer and decode.alternate_proposers)");
+}
+
+const std::string& Engine::proposer_name(const SequenceState& lane) const {
+  return lane.proposer == 0 ? description_.proposer
+                            : alternates_[static_cast<std::size_t>(lane.proposer - 1)].first;
+}
+
 Status Engine::begin_sequence(SequenceState& lane, std::optional<uint64_t> seed) {
   SamplingParams params = sampling_;
   if (seed) params.seed = *seed;
@@ -264,6 +317,7 @@ Status Engine::begin_sequence(SequenceState& lane, std::optional<uint64_t> seed)
   lane.sampler = Sampler(params);
   lane.proposer_state.reset();
   lane.proposer_begun = false;
+  lane.proposer = 0;
   lane.owns_sequence = true;
   return cache_->allocate(lane.id, max_tokens_);
 }
@@ -281,6 +335,7 @@ Status Engine::fork_sequence(const SequenceState& source, SequenceState& lane) {
   lane.sampler = source.sampler;
   lane.proposer_state.reset();
   lane.proposer_begun = false;
+  lane.proposer = source.proposer;
   lane.owns_sequence = true;
   lane.last_draft = 0;
   return ok_status();
@@ -305,6 +360,7 @@ Status Engine::begin_branch(const SequenceState& prefix, BranchId branch, Sequen
   lane.sampler = Sampler(params);
   lane.proposer_state.reset();
   lane.proposer_begun = false;
+  lane.proposer = prefix.proposer;
   if (branch_layout_ == BranchLayout::kBim) {
     if (!cache_->policy().keeps_branches && cache_->group_count() > 1)
       return failed_precondition(
@@ -338,7 +394,7 @@ Status Engine::prefill(SequenceState& lane) {
 Status Engine::end_sequence(SequenceState& lane) {
   if (lane.proposer_begun) {
     DecodeContext ctx = context();
-    proposer_->end(ctx, lane);
+    proposer_of(lane).end(ctx, lane);
     lane.proposer_begun = false;
   }
   lane.proposer_state.reset();

@@ -73,6 +73,14 @@ class Engine {
   // Counters of the decoding since the last reset (schedulers reset them).
   DecodeCounters& counters() { return counters_; }
 
+  // The proposers a lane may draft with: decode.proposer first, then
+  // decode.alternate_proposers.
+  std::vector<std::string> proposer_choices() const;
+  // Makes the lane draft with the proposer `name` (one of proposer_choices);
+  // before its first step only. INVALID_ARGUMENT lists the choices.
+  Status choose_proposer(SequenceState& lane, std::string_view name) const;
+  const std::string& proposer_name(const SequenceState& lane) const;
+
   // A lane in a new cache sequence; its tokens are the caller's (the prompt).
   // Its sampler takes [sampling], with `seed` instead of sampling.seed if given.
   Status begin_sequence(SequenceState& lane, std::optional<uint64_t> seed = std::nullopt);
@@ -145,6 +153,12 @@ class Engine {
   std::unique_ptr<CheckedCacheStore> cache_;
   std::unique_ptr<EngineServices> services_;
   std::unique_ptr<Proposer> proposer_;
+  // decode.alternate_proposers, by name; lane.proposer k > 0 is alternates_[k - 1].
+  std::vector<std::pair<std::string, std::unique_ptr<Proposer>>> alternates_;
+  Proposer& proposer_of(const SequenceState& lane) {
+    return lane.proposer == 0 ? *proposer_
+                              : *alternates_[static_cast<std::size_t>(lane.proposer - 1)].second;
+  }
   std::unique_ptr<Verifier> verifier_;
   std::unique_ptr<Scheduler> scheduler_;
   EngineDescription description_;

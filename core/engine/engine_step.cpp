@@ -34,7 +34,7 @@ int64_t Engine::prefill_waiting(const SequenceState& lane) const {
 }
 
 int64_t Engine::decode_rows(const SequenceState& lane) const {
-  return 1 + (drafts() ? lane.last_draft : 0);
+  return 1 + lane.last_draft;  // 0 for a lane whose proposer drafts nothing
 }
 
 Status Engine::step(std::span<SequenceState* const> lanes,
@@ -71,11 +71,11 @@ Status Engine::step(std::span<const PrefillChunk> chunks, std::span<SequenceStat
     // uncached token (the last), and the verification batch stays small.
     RETURN_IF_ERROR(prefill(lane));
     if (!lane.proposer_begun) {
-      RETURN_IF_ERROR(proposer_->begin(ctx, lane).with_context("proposer"));
+      RETURN_IF_ERROR(proposer_of(lane).begin(ctx, lane).with_context("proposer"));
       lane.proposer_begun = true;
     }
     drafts_[i].clear();
-    RETURN_IF_ERROR(proposer_->propose(ctx, lane, drafts_[i]).with_context("proposer"));
+    RETURN_IF_ERROR(proposer_of(lane).propose(ctx, lane, drafts_[i]).with_context("proposer"));
     lane.last_draft = drafts_[i].size();
     rows += 1 + drafts_[i].size();
   }
@@ -97,7 +97,7 @@ Status Engine::step(std::span<const PrefillChunk> chunks, std::span<SequenceStat
     const std::span<const int32_t> fresh(emitted[i].data() + before[i],
                                          emitted[i].size() - before[i]);
     lane.tokens.insert(lane.tokens.end(), fresh.begin(), fresh.end());
-    proposer_->observe(ctx, lane, fresh);
+    proposer_of(lane).observe(ctx, lane, fresh);
   }
   return ok_status();
 }

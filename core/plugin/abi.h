@@ -43,7 +43,8 @@
 // request; Verifier::chunks_prefill and feed_and_verify (PrefillChunk);
 // SequenceState::last_draft; GenerationRequest and its stats move to
 // core/schedule/generation.h. 6.1: CacheStore::sequence_bytes appended
-// (SequenceBytes: a sequence's K/V bytes, held and shared).
+// (SequenceBytes: a sequence's K/V bytes, held and shared);
+// SequenceState::proposer appended (decode.alternate_proposers).
 #ifndef TESSERA_ABI_MAJOR
 #define TESSERA_ABI_MAJOR 6
 #endif

@@ -81,6 +81,8 @@ void SessionManager::end_session(std::string id, const std::string& reason) {
 
 Result<std::string> SessionManager::create(const SessionOptions& options,
                                            const std::string& owner) {
+  SequenceState chosen;  // the proposer checked before anything changes
+  if (options.proposer) RETURN_IF_ERROR(engine_.choose_proposer(chosen, *options.proposer));
   RETURN_IF_ERROR(make_room());
   const std::string id = new_id();
   Session& session = sessions_[id];
@@ -90,6 +92,7 @@ Result<std::string> SessionManager::create(const SessionOptions& options,
     sessions_.erase(id);
     return st;
   }
+  session.lane.proposer = chosen.proposer;
   if (options.sampling) {
     SamplingParams params = *options.sampling;
     params.seed = options.seed.value_or(params.seed);
@@ -153,7 +156,8 @@ Status SessionManager::generate(const std::string& id, const std::string& owner,
       failed_.push_back({id, outcome.generated, done});  // closed after the step
       return;
     }
-    if (done) done({outcome.stop_reason, outcome.generated, ok_status()});
+    if (done)
+      done({outcome.stop_reason, outcome.generated, ok_status(), outcome.steps, outcome.drafted});
   };
   session->last_use = clock_();
   session->turn = loop_.submit(std::move(turn));
@@ -205,6 +209,7 @@ Result<SessionInfo> SessionManager::info(const std::string& id, const std::strin
   ASSIGN_OR_RETURN(const SequenceBytes bytes, engine_.cache().sequence_bytes(session->lane.id));
   info.kv_bytes = bytes.held;
   info.kv_shared_bytes = bytes.shared;
+  info.proposer = engine_.proposer_name(session->lane);
   info.idle_seconds =
       session->turn ? 0.0 : std::chrono::duration<double>(clock_() - session->last_use).count();
   info.generating = session->turn.has_value();

@@ -42,6 +42,8 @@ struct SessionLimits {
 struct SessionOptions {
   std::optional<SamplingParams> sampling;  // default: the config's [sampling]
   std::optional<uint64_t> seed;            // default: sampling's seed
+  // One of Engine::proposer_choices(); default: decode.proposer.
+  std::optional<std::string> proposer;
 };
 
 struct GenerateOptions {
@@ -58,6 +60,7 @@ struct SessionInfo {
   int64_t stored_entries = 0;       // entries the store holds (fewer under sink_window)
   std::size_t kv_bytes = 0;         // K/V bytes of its stored entries (CacheStore::sequence_bytes)
   std::size_t kv_shared_bytes = 0;  // of them, in blocks shared with a fork
+  std::string proposer;             // what drafts for it
   double idle_seconds = 0;          // since its last use
   bool generating = false;
 };
@@ -77,7 +80,9 @@ struct SessionCounters {
 struct GenerateOutcome {
   std::string stop_reason;  // the decode loop's, "stop_token", or "closed"
   int64_t generated = 0;
-  Status status;  // not ok when the session failed during the turn
+  Status status;        // not ok when the session failed during the turn
+  int64_t steps = 0;    // decode steps it took
+  int64_t drafted = 0;  // tokens its proposer drafted in them
 };
 
 class SessionManager {

@@ -61,7 +61,7 @@ TEST(ConfigSchema, ReferenceTableHasOneRowPerKey) {
         "sampling.temperature", "sampling.top_k",          "sampling.top_p",
         "sampling.seed",        "scheduler.plugin",        "plugins.search_path"})
     EXPECT_EQ(keys.count(name), 1u) << name;
-  EXPECT_EQ(keys.size(), 30u);
+  EXPECT_EQ(keys.size(), 31u);
   EXPECT_THAT(table, HasSubstr("| `sampling.top_p` | float | `1.0` | (0, 1] |"));
   EXPECT_THAT(table, HasSubstr("| `model.path` | string | required |"));
   EXPECT_THAT(table, HasSubstr("| `plugins.search_path` | list of strings | `[]` |"));

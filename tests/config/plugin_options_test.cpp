@@ -188,7 +188,8 @@ TEST(PluginOptions, UnclaimedKeyInASharedSectionListsEveryOwner) {
   ASSERT_FALSE(values.ok());
   EXPECT_EQ(values.status().message(),
             "configs/p.toml:4:1: unknown key 'decode.draft_token'; did you mean "
-            "'decode.draft_tokens'? keys allowed in [decode]: proposer, verifier, max_tokens, "
+            "'decode.draft_tokens'? keys allowed in [decode]: proposer, alternate_proposers, "
+            "verifier, max_tokens, "
             "max_batch, branch_layout; "
             "proposer plugin 'ngram': draft_tokens, shared; verifier plugin 'ar' has no "
             "options");

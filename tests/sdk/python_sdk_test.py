@@ -54,6 +54,12 @@ class PythonSdk(unittest.TestCase):
             session.info()
         self.assertEqual(raised.exception.code, grpc.StatusCode.NOT_FOUND)
         self.assertIn("closed by its owner", raised.exception.details)
+        # A proposer the server does not run; the one it runs is fine.
+        with self.assertRaises(TesseraError) as raised:
+            self.client.create_session(proposer="tree")
+        self.assertEqual(raised.exception.code, grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("is not one this server runs", raised.exception.details)
+        self.client.create_session(proposer="none").close()
 
     def test_leaving_the_loop_early_cancels_the_turn(self):
         session = self.client.create_session()

@@ -268,6 +268,72 @@ TEST(GrpcService, ACancelledStreamLeavesTheSessionUsable) {
   EXPECT_EQ(generate(*stub, id, 4).tokens.size(), 4u);
 }
 
+// A session picks what drafts for it among the server's proposers: greedy
+// tokens are plain decoding's either way; only the drafting one drafts. A
+// proposer or verifier the server does not run is refused, naming the choices.
+TEST(GrpcService, ASessionPicksItsProposer) {
+  Served served(std::string(kConfig) +
+                "[decode]\nproposer = \"ngram\"\nalternate_proposers = [\"none\"]\n");
+  ASSERT_TRUE(served.ok());
+  auto stub = served.stub();
+  const auto create_with = [&](const char* proposer, const char* verifier, std::string& id) {
+    grpc::ClientContext context;
+    v1::CreateSessionRequest request;
+    request.mutable_sampling()->set_temperature(0);
+    if (proposer != nullptr) request.set_proposer(proposer);
+    if (verifier != nullptr) request.set_verifier(verifier);
+    v1::CreateSessionResponse response;
+    const grpc::Status status = stub->CreateSession(&context, request, &response);
+    id = response.session_id();
+    return status;
+  };
+  const std::vector<int32_t> history =
+      encode(served.engine(), "Once upon a time, there was a little girl. The little girl");
+  const std::vector<int32_t> plain = fresh(served.engine(), history, 40);
+  for (const char* proposer : {static_cast<const char*>(nullptr), "none", "ngram"}) {
+    std::string id;
+    ASSERT_TRUE(create_with(proposer, "ar", id).ok());
+    ASSERT_TRUE(append(*stub, id, history).ok());
+    grpc::ClientContext context;
+    v1::GenerateRequest request;
+    request.set_session_id(id);
+    request.set_max_tokens(40);
+    request.set_ignore_eos(true);
+    auto reader = stub->Generate(&context, request);
+    std::vector<int32_t> tokens;
+    v1::GenerateResponse event, end;
+    while (reader->Read(&event)) {
+      if (event.has_token()) tokens.push_back(event.token().id());
+      if (event.has_end()) end = event;
+    }
+    ASSERT_TRUE(reader->Finish().ok());
+    const std::string name = proposer == nullptr ? "ngram" : proposer;
+    EXPECT_EQ(tokens, plain) << name;
+    EXPECT_EQ(end.end().generated(), 40);
+    if (name == "none") {
+      EXPECT_EQ(end.end().drafted(), 0);
+      EXPECT_EQ(end.end().steps(), 40);
+    } else {
+      EXPECT_GT(end.end().drafted(), 0) << "the story repeats itself: n-grams draft";
+      EXPECT_LT(end.end().steps(), 40) << "accepted drafts save forwards";
+    }
+    grpc::ClientContext info_context;
+    v1::GetSessionInfoRequest info_request;
+    info_request.set_session_id(id);
+    v1::SessionInfo info;
+    ASSERT_TRUE(stub->GetSessionInfo(&info_context, info_request, &info).ok());
+    EXPECT_EQ(info.proposer(), name);
+  }
+  std::string id;
+  const grpc::Status unknown = create_with("tree", nullptr, id);
+  EXPECT_EQ(unknown.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(unknown.error_message().find("(ngram, none;"), std::string::npos)
+      << unknown.error_message();
+  const grpc::Status verifier = create_with(nullptr, "restored", id);
+  EXPECT_EQ(verifier.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(verifier.error_message().find("decode.verifier = \"ar\""), std::string::npos);
+}
+
 TEST(GrpcService, AForkContinuesLikeItsSource) {
   Served served;
   ASSERT_TRUE(served.ok());

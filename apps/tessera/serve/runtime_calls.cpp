@@ -50,6 +50,12 @@ grpc::Status RuntimeCalls::create_session(const std::string& key,
     options.sampling = params;
   }
   if (request.has_seed()) options.seed = request.seed();
+  if (request.has_proposer()) options.proposer = request.proposer();
+  if (request.has_verifier() && request.verifier() != engine_.description().verifier)
+    return {
+        grpc::StatusCode::INVALID_ARGUMENT,
+        "verifier '" + request.verifier() + "': every session is verified by decode.verifier = \"" +
+            engine_.description().verifier + "\" (one forward verifies them all); leave it unset"};
   auto id = runtime_.create(options, key);
   if (!id.ok()) return to_grpc(id.status());
   response.set_session_id(*id);
@@ -92,6 +98,8 @@ grpc::Status RuntimeCalls::generate(const std::string& key, const v1::GenerateRe
       auto* end = out.mutable_end();
       end->set_stop_reason(event.outcome.stop_reason);
       end->set_generated(event.outcome.generated);
+      end->set_steps(event.outcome.steps);
+      end->set_drafted(event.outcome.drafted);
       end->set_seconds(event.seconds);
       write(out);
       break;
@@ -122,6 +130,7 @@ grpc::Status RuntimeCalls::session_info(const std::string& key,
   response.set_stored_entries(info->stored_entries);
   response.set_kv_bytes(static_cast<int64_t>(info->kv_bytes));
   response.set_kv_shared_bytes(static_cast<int64_t>(info->kv_shared_bytes));
+  response.set_proposer(info->proposer);
   response.set_idle_seconds(info->idle_seconds);
   response.set_generating(info->generating);
   return grpc::Status::OK;

@@ -29,6 +29,8 @@ class TurnEnd:
     stop_reason: str  # eos, stop_token, max_tokens, cache_full, cancelled, shutdown
     generated: int
     seconds: float
+    steps: int = 0    # forwards the turn took (generated / steps: tokens per forward)
+    drafted: int = 0  # tokens its proposer drafted
 
 
 def _call(method, request, metadata):
@@ -67,7 +69,8 @@ class Session:
                     yield Token(event.token.id, event.token.text, event.token.seconds)
                 else:
                     self.last_end = TurnEnd(event.end.stop_reason, event.end.generated,
-                                            event.end.seconds)
+                                            event.end.seconds, event.end.steps,
+                                            event.end.drafted)
         except grpc.RpcError as error:
             raise TesseraError(error.code(), error.details()) from None
         finally:
@@ -99,8 +102,11 @@ class Client:
         return _call(getattr(self._stub, name), request, self._metadata)
 
     def create_session(self, temperature: Optional[float] = None, top_k: Optional[int] = None,
-                       top_p: Optional[float] = None, seed: Optional[int] = None) -> Session:
-        """A new, empty session; unset sampling options take the server's [sampling]."""
+                       top_p: Optional[float] = None, seed: Optional[int] = None,
+                       proposer: Optional[str] = None) -> Session:
+        """A new, empty session; unset sampling options take the server's [sampling].
+        `proposer`: what drafts for it (the server's decode.proposer when unset, else
+        one of its decode.alternate_proposers, e.g. "none")."""
         sampling = runtime_pb2.SamplingOptions()
         if temperature is not None:
             sampling.temperature = temperature
@@ -111,6 +117,8 @@ class Client:
         request = runtime_pb2.CreateSessionRequest(sampling=sampling)
         if seed is not None:
             request.seed = seed
+        if proposer is not None:
+            request.proposer = proposer
         return Session(self, self._rpc("CreateSession", request).session_id)
 
     def tokenize(self, text: str, add_bos: bool = False,

@@ -34,6 +34,10 @@ export interface TurnEnd {
   stopReason: string;
   generated: number;
   seconds: number;
+  /** Forwards the turn took (generated / steps: tokens per forward). */
+  steps: number;
+  /** Tokens its proposer drafted. */
+  drafted: number;
 }
 
 export type SessionInfo = SessionInfo__Output;
@@ -44,6 +48,9 @@ export interface SessionOptions {
   topK?: number;
   topP?: number;
   seed?: number;
+  /** What drafts for the session: the server's decode.proposer when unset,
+   * else one of its decode.alternate_proposers (e.g. "none"). */
+  proposer?: string;
 }
 
 export interface GenerateOptions {
@@ -105,9 +112,9 @@ export class Client {
 
   /** A new, empty session. */
   async createSession(options: SessionOptions = {}): Promise<Session> {
-    const { seed, ...sampling } = options;
+    const { seed, proposer, ...sampling } = options;
     const response = await this.unary<{ sessionId: string }>((done) =>
-      this.stub.CreateSession({ sampling, seed }, this.metadata, done),
+      this.stub.CreateSession({ sampling, seed, proposer }, this.metadata, done),
     );
     return new Session(this, response.sessionId);
   }
@@ -162,8 +169,8 @@ export class Session {
         if (event.event === "token" && event.token) {
           yield { id: event.token.id, text: event.token.text, seconds: event.token.seconds };
         } else if (event.event === "end" && event.end) {
-          const { stopReason, generated, seconds } = event.end;
-          this.lastEnd = { stopReason, generated, seconds };
+          const { stopReason, generated, seconds, steps, drafted } = event.end;
+          this.lastEnd = { stopReason, generated, seconds, steps, drafted };
         }
       }
     } catch (error) {

@@ -65,6 +65,10 @@ test("refusals are TesseraErrors with the gRPC status", async () => {
   assert.match(closed.details, /closed by its owner/);
   const unknown = await rejection(new Session(client, "0".repeat(32)).append([1]));
   assert.equal(unknown.code, status.NOT_FOUND);
+  const proposer = await rejection(client.createSession({ proposer: "tree" }));
+  assert.equal(proposer.code, status.INVALID_ARGUMENT);
+  assert.match(proposer.details, /is not one this server runs/);
+  await (await client.createSession({ proposer: "none" })).close();
 });
 
 test("leaving the loop early cancels the turn, the session stays usable", async () => {
