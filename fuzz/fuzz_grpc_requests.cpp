@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include <google/protobuf/stubs/logging.h>
+
 #include "apps/tessera/serve/runtime_calls.h"
 #include "core/engine/engine.h"
 #include "fuzz/fuzz_support.h"
@@ -55,6 +57,9 @@ struct Served {
 
 Served& served() {
   static Served* s = [] {
+    // A string field that is not UTF-8 is a parse failure (skipped), which
+    // protobuf also logs; the log would drown the fuzzer's own output.
+    google::protobuf::SetLogHandler(nullptr);
     auto* out = new Served;
     auto config =
         Config::parse(std::string("[model]\npath = \"") + TESSERA_SHARED_DIR +
