@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tessera serve as a process: it says where it listens, answers the official
 # openai client and promtool, and stops cleanly on SIGTERM, a generation in
-# flight ending with its finish chunk, nothing half-written.
+# flight ending with its finish chunk, nothing half-written; the SDKs end to
+# end; addresses it cannot take.
 #   serve_test.sh <scenario> <tessera> <source-dir> <references-dir>
 # Exit 77: skipped (ctest SKIP_RETURN_CODE), with the reason printed.
 set -uo pipefail
@@ -154,6 +155,14 @@ case "$scenario" in
     stop_server
     ;;
   bad_address)
+    # A port another server already listens on is refused, HTTP and gRPC.
+    start_server --grpc 127.0.0.1:0
+    expect 1 "serve: error: cannot listen on 127.0.0.1:$port .*in use" \
+      "$tessera" serve --config "$source_dir/configs/serve-stories260k.toml" --http "127.0.0.1:$port"
+    expect 1 "serve: error: cannot listen for gRPC on 127.0.0.1:$grpc_port .*in use" \
+      "$tessera" serve --config "$source_dir/configs/serve-stories260k.toml" --http 127.0.0.1:0 \
+      --grpc "127.0.0.1:$grpc_port"
+    stop_server
     # 192.0.2.1 (TEST-NET-1) is no address of this machine.
     expect 1 "serve: error: cannot listen on 192.0.2.1:8080 .*choose another with --http" \
       "$tessera" serve --config "$source_dir/configs/serve-stories260k.toml" --http 192.0.2.1:8080

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <atomic>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -292,6 +293,28 @@ TEST(HttpServer, AClientThatLeavesMidStreamFreesItsSession) {
       client.Post("/v1/completions", R"({"prompt": "Once", "max_tokens": 3})", "application/json");
   ASSERT_TRUE(next);
   EXPECT_EQ(next->status, 200);
+}
+
+// Clients connecting at the same instant (a load test's first round) are all
+// served: the listen queue is wider than Debian cpp-httplib's 5.
+TEST(HttpServer, ABurstOfConnectionsIsServed) {
+  Served served;
+  ASSERT_TRUE(served.ok());
+  constexpr int kClients = 64;  // server.max_sessions: one session each
+  std::atomic<int> ready{0}, served_ok{0};
+  std::vector<std::thread> clients;
+  for (int i = 0; i < kClients; ++i)
+    clients.emplace_back([&] {
+      auto client = served.client();
+      ++ready;
+      while (ready.load() < kClients) std::this_thread::yield();
+      const std::string body = R"({"prompt": "Once", "max_tokens": 8, "stream": true})";
+      if (auto res = client.Post("/v1/completions", body, "application/json");
+          res && res->status == 200 && res->body.find("[DONE]") != std::string::npos)
+        ++served_ok;
+    });
+  for (std::thread& t : clients) t.join();
+  EXPECT_EQ(served_ok.load(), kClients);
 }
 
 TEST(HttpServer, ManyClientsAtOnceEachGetTheirOwnText) {

@@ -90,6 +90,9 @@ GrpcServer::~GrpcServer() {
 
 Status GrpcServer::start() {
   grpc::ServerBuilder builder;
+  // No SO_REUSEPORT (gRPC's default): a second server on a port already
+  // served is refused instead of sharing its connections.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddListeningPort(options_.address, grpc::InsecureServerCredentials(), &port_);
   builder.RegisterService(service_.get());
   server_ = builder.BuildAndStart();

@@ -1,5 +1,7 @@
 #include "apps/tessera/serve/http_server.h"
 
+#include <sys/socket.h>
+
 #include <httplib.h>
 
 #include <atomic>
@@ -251,6 +253,14 @@ HttpServer::HttpServer(Engine& engine, SessionRuntime& runtime, cli::ChatSetup c
       options_(std::move(options)) {
   const int threads = options_.threads;
   server_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  // Instead of cpp-httplib's default (SO_REUSEPORT, which lets a second
+  // server bind a port already served): SO_REUSEADDR only, and the listening
+  // socket kept so bind() can widen its backlog.
+  server_->set_socket_options([this](socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    listen_socket_ = sock;
+  });
   Handlers& h = *handlers_;
   server_->Get("/health", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("{\"status\":\"ok\"}", "application/json");
@@ -285,13 +295,17 @@ Status HttpServer::bind() {
   if (options_.port == 0) {
     port_ = server_->bind_to_any_port(options_.host);
     if (port_ < 0) return unavailable("cannot bind an HTTP port on " + options_.host);
-    return ok_status();
+  } else {
+    if (!server_->bind_to_port(options_.host, options_.port))
+      return unavailable("cannot listen on " + options_.host + ":" + std::to_string(options_.port) +
+                         " (in use, or not an address of this machine); choose another with "
+                         "--http HOST:PORT");
+    port_ = options_.port;
   }
-  if (!server_->bind_to_port(options_.host, options_.port))
-    return unavailable("cannot listen on " + options_.host + ":" + std::to_string(options_.port) +
-                       " (in use, or not an address of this machine); choose another with "
-                       "--http HOST:PORT");
-  port_ = options_.port;
+  // Debian's cpp-httplib is built with a listen backlog of 5: clients
+  // connecting at once overflow it, and one the kernel leaves waiting is cut
+  // by the server's read timeout. Listening again widens the queue.
+  if (listen_socket_ >= 0) ::listen(listen_socket_, SOMAXCONN);
   return ok_status();
 }
 

@@ -51,6 +51,7 @@ class HttpServer {
   std::unique_ptr<Handlers> handlers_;  // holds the in-flight count
   HttpOptions options_;
   int port_ = 0;
+  int listen_socket_ = -1;  // what cpp-httplib listens on, once bound
 };
 
 }  // namespace tessera::serve

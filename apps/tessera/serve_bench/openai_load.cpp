@@ -80,7 +80,10 @@ StreamTiming stream_completion(const std::string& host, int port, const std::str
   timing.sent = since(origin);
   const auto response = client.send(request);
   if (!response)
-    timing.error = "no response: " + httplib::to_string(response.error());
+    timing.error = "no response: " + httplib::to_string(response.error()) + " after " +
+                   std::to_string(since(origin) - timing.sent) + " s, " +
+                   std::to_string(buffer.size()) + " bytes pending, " +
+                   std::to_string(timing.text_times.size()) + " text events";
   else if (response->status != 200)
     timing.error = "HTTP " + std::to_string(response->status) + ": " + buffer.substr(0, 300);
   return timing;
