@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (cmake preset `fuzz`: clang, ASan + UBSan),
 # gathers each one's seed corpus and runs it for a bounded time.
-#   scripts/fuzz.sh                      # every target for 15 s (CI runs `scripts/fuzz.sh 10`)
+#   scripts/fuzz.sh                      # every target for 15 s (CI runs `scripts/fuzz.sh 5`)
 #   scripts/fuzz.sh 1800                 # every target for 30 minutes
 #   scripts/fuzz.sh 3600 gguf config     # the named targets for an hour each
 #   FUZZ_JOBS=2 scripts/fuzz.sh 1800     # two targets at a time
