@@ -34,28 +34,96 @@ std::string SessionManager::new_id() {
   return id;
 }
 
+std::string echoed_id(std::string_view id) {
+  constexpr std::size_t kShown = 64;
+  std::string shown;
+  for (std::size_t i = 0; i < id.size() && i < kShown; ++i) {
+    const auto c = static_cast<unsigned char>(id[i]);
+    shown += c >= 0x20 && c < 0x7f ? static_cast<char>(c) : '?';
+  }
+  if (id.size() > kShown) shown += "...";
+  return shown;
+}
+
+namespace {
+
+uint64_t drawn_seed() {
+  std::random_device entropy;
+  return (uint64_t{entropy()} << 32) | entropy();
+}
+
+}  // namespace
+
 Result<SessionManager::Session*> SessionManager::find(const std::string& id,
                                                       const std::string& owner) {
   const auto it = sessions_.find(id);
-  // Another key's session is reported exactly as an unknown one: a caller
-  // learns nothing about sessions that are not its own.
-  if (it == sessions_.end() || it->second.owner != owner) {
+  if (it != sessions_.end() && it->second.owner == owner) return &it->second;
+  // Another key's session, live or ended, is reported exactly as an unknown
+  // one: a caller learns nothing about sessions that are not its own.
+  if (it == sessions_.end()) {
     const auto ended = ended_.find(id);
-    if (ended != ended_.end() && it == sessions_.end())
-      return not_found("session " + id + " ended: " + ended->second);
-    return not_found("no session " + id + " (never created, or not this key's)");
+    if (ended != ended_.end() && ended->second.owner == owner)
+      return not_found("session " + echoed_id(id) + " ended: " + ended->second.reason);
   }
-  return &it->second;
+  return not_found("no session " + echoed_id(id) + " (never created, or not this key's)");
 }
 
-Status SessionManager::make_room() {
+int64_t SessionManager::sessions_of(const std::string& owner) const {
+  int64_t held = 0;
+  for (const auto& [id, session] : sessions_) held += session.owner == owner ? 1 : 0;
+  return held;
+}
+
+bool SessionManager::has_room_for(const std::string& owner) const {
+  const auto idle = [&](bool own_only) {
+    for (const auto& [id, session] : sessions_)
+      if (!session.turn && (!own_only || session.owner == owner)) return true;
+    return false;
+  };
+  // Evicting one of its own at the quota also frees a slot of the server's.
+  if (limits_.max_sessions_per_key > 0 && sessions_of(owner) >= limits_.max_sessions_per_key)
+    return idle(/*own_only=*/true);
+  return static_cast<int64_t>(sessions_.size()) < limits_.max_sessions || idle(false);
+}
+
+Status SessionManager::make_room(const std::string& owner, const std::string& spared) {
+  const auto older = [](const auto& a, const auto& b) {
+    return a->second.last_use < b->second.last_use;
+  };
+  if (limits_.max_sessions_per_key > 0) {
+    const int64_t held = sessions_of(owner);
+    if (held >= limits_.max_sessions_per_key) {
+      auto victim = sessions_.end();
+      for (auto it = sessions_.begin(); it != sessions_.end(); ++it)
+        if (it->second.owner == owner && !it->second.turn && it->first != spared &&
+            (victim == sessions_.end() || older(it, victim)))
+          victim = it;
+      if (victim == sessions_.end())
+        return resource_exhausted("all " + std::to_string(held) +
+                                  " sessions of this key (server.max_sessions_per_key) are "
+                                  "generating; retry when one ends, or raise "
+                                  "server.max_sessions_per_key");
+      ++counters_.evicted_key_quota;
+      end_session(victim->first,
+                  "evicted (least recently used of its key, at server.max_sessions_per_key = " +
+                      std::to_string(limits_.max_sessions_per_key) + ")");
+    }
+  }
   if (static_cast<int64_t>(sessions_.size()) < limits_.max_sessions) return ok_status();
-  // The least recently used session that is not generating.
+  // The least recently used idle session of the key holding the most: a key
+  // is never evicted for one that holds more than it.
+  std::map<std::string, int64_t> held;
+  for (const auto& [id, session] : sessions_) ++held[session.owner];
   auto victim = sessions_.end();
-  for (auto it = sessions_.begin(); it != sessions_.end(); ++it)
-    if (!it->second.turn &&
-        (victim == sessions_.end() || it->second.last_use < victim->second.last_use))
+  for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
+    if (it->second.turn || it->first == spared) continue;
+    if (victim == sessions_.end()) {
       victim = it;
+      continue;
+    }
+    const int64_t mine = held.at(it->second.owner), theirs = held.at(victim->second.owner);
+    if (mine > theirs || (mine == theirs && older(it, victim))) victim = it;
+  }
   if (victim == sessions_.end())
     return resource_exhausted("all " + std::to_string(sessions_.size()) +
                               " sessions (server.max_sessions) are generating; retry when one "
@@ -70,8 +138,9 @@ void SessionManager::end_session(std::string id, const std::string& reason) {
   const auto it = sessions_.find(id);
   if (it == sessions_.end()) return;
   (void)engine_.end_sequence(it->second.lane);
+  ended_[id] = {it->second.owner, reason};
   sessions_.erase(it);
-  ended_[id] = reason;
+  ++room_events_;
   ended_order_.push_back(id);
   if (ended_order_.size() > kRemembered) {
     ended_.erase(ended_order_.front());
@@ -79,27 +148,74 @@ void SessionManager::end_session(std::string id, const std::string& reason) {
   }
 }
 
-Result<std::string> SessionManager::create(const SessionOptions& options,
-                                           const std::string& owner) {
+Status SessionManager::check_tokens(std::span<const int32_t> tokens, int64_t held,
+                                    int64_t capacity) const {
+  const int32_t vocab = static_cast<int32_t>(engine_.model().config.vocab_size);
+  for (std::size_t i = 0; i < tokens.size(); ++i)
+    if (tokens[i] < 0 || tokens[i] >= vocab)
+      return invalid_argument("token " + std::to_string(i) + " is " + std::to_string(tokens[i]) +
+                              ", outside this model's vocabulary [0, " + std::to_string(vocab) +
+                              "); nothing was appended");
+  const int64_t room = capacity - 1;
+  const int64_t after = held + static_cast<int64_t>(tokens.size());
+  if (!engine_.cache().policy().evicts && after > room)
+    return resource_exhausted("the session would hold " + std::to_string(after) +
+                              " tokens, but its cache holds " + std::to_string(room + 1) +
+                              " (cache.max_tokens) with room for one more; nothing was appended");
+  return ok_status();
+}
+
+Result<std::string> SessionManager::add_session(const SessionOptions& options,
+                                                const std::string& owner) {
   SequenceState chosen;  // the proposer checked before anything changes
   if (options.proposer) RETURN_IF_ERROR(engine_.choose_proposer(chosen, *options.proposer));
-  RETURN_IF_ERROR(make_room());
+  RETURN_IF_ERROR(make_room(owner));
+  const uint64_t seed = options.seed           ? *options.seed
+                        : limits_.default_seed ? *limits_.default_seed
+                                               : drawn_seed();
   const std::string id = new_id();
   Session& session = sessions_[id];
   session.owner = owner;
   session.last_use = clock_();
-  if (Status st = engine_.begin_sequence(session.lane, options.seed); !st.ok()) {
+  session.seed = seed;
+  if (Status st = engine_.begin_sequence(session.lane, seed); !st.ok()) {
     sessions_.erase(id);
     return st;
   }
   session.lane.proposer = chosen.proposer;
   if (options.sampling) {
     SamplingParams params = *options.sampling;
-    params.seed = options.seed.value_or(params.seed);
+    params.seed = seed;
     session.lane.sampler = Sampler(params);
   }
   ++counters_.created;
   return id;
+}
+
+Result<std::string> SessionManager::create(const SessionOptions& options,
+                                           const std::string& owner) {
+  return add_session(options, owner);
+}
+
+Result<StartedSession> SessionManager::start_turn(
+    const SessionOptions& options, const std::string& owner, std::span<const int32_t> prompt,
+    const GenerateOptions& generate_options, TokenSink sink,
+    std::function<void(const GenerateOutcome&)> done) {
+  if (prompt.empty()) return invalid_argument("the prompt has no tokens");
+  if (generate_options.max_tokens < 0)
+    return invalid_argument("max_tokens is " + std::to_string(generate_options.max_tokens) +
+                            "; give 0 or more");
+  RETURN_IF_ERROR(check_tokens(prompt, 0, engine_.max_tokens()));
+  ASSIGN_OR_RETURN(const std::string id, add_session(options, owner));
+  Session& session = sessions_.at(id);
+  session.lane.tokens.assign(prompt.begin(), prompt.end());
+  counters_.tokens_in += static_cast<int64_t>(prompt.size());
+  if (Status st = submit_turn(id, session, generate_options, std::move(sink), std::move(done));
+      !st.ok()) {
+    end_session(id, "failed: " + st.to_string());
+    return st;
+  }
+  return StartedSession{id, session.seed};
 }
 
 Status SessionManager::append(const std::string& id, const std::string& owner,
@@ -107,18 +223,8 @@ Status SessionManager::append(const std::string& id, const std::string& owner,
   ASSIGN_OR_RETURN(Session * session, find(id, owner));
   if (session->turn)
     return failed_precondition("session " + id + " is generating; append after its turn ends");
-  const int32_t vocab = static_cast<int32_t>(engine_.model().config.vocab_size);
-  for (std::size_t i = 0; i < tokens.size(); ++i)
-    if (tokens[i] < 0 || tokens[i] >= vocab)
-      return invalid_argument("token " + std::to_string(i) + " is " + std::to_string(tokens[i]) +
-                              ", outside this model's vocabulary [0, " + std::to_string(vocab) +
-                              "); nothing was appended");
-  const int64_t room = session->lane.capacity - 1;
-  const auto after = static_cast<int64_t>(session->lane.tokens.size() + tokens.size());
-  if (!engine_.cache().policy().evicts && after > room)
-    return resource_exhausted("session " + id + " would hold " + std::to_string(after) +
-                              " tokens, but its cache holds " + std::to_string(room + 1) +
-                              " (cache.max_tokens) with room for one more; nothing was appended");
+  RETURN_IF_ERROR(check_tokens(tokens, static_cast<int64_t>(session->lane.tokens.size()),
+                               session->lane.capacity));
   session->lane.tokens.insert(session->lane.tokens.end(), tokens.begin(), tokens.end());
   session->last_use = clock_();
   counters_.tokens_in += static_cast<int64_t>(tokens.size());
@@ -129,14 +235,20 @@ Status SessionManager::generate(const std::string& id, const std::string& owner,
                                 const GenerateOptions& options, TokenSink sink,
                                 std::function<void(const GenerateOutcome&)> done) {
   ASSIGN_OR_RETURN(Session * session, find(id, owner));
-  if (session->turn) return failed_precondition("session " + id + " is already generating");
-  if (session->lane.tokens.empty())
+  return submit_turn(id, *session, options, std::move(sink), std::move(done));
+}
+
+Status SessionManager::submit_turn(const std::string& id, Session& session,
+                                   const GenerateOptions& options, TokenSink sink,
+                                   std::function<void(const GenerateOutcome&)> done) {
+  if (session.turn) return failed_precondition("session " + id + " is already generating");
+  if (session.lane.tokens.empty())
     return failed_precondition("session " + id + " has no tokens; append some first");
   if (options.max_tokens < 0)
     return invalid_argument("max_tokens is " + std::to_string(options.max_tokens) +
                             "; give 0 or more");
   Turn turn;
-  turn.lane = &session->lane;
+  turn.lane = &session.lane;
   turn.max_new_tokens = options.max_tokens;
   turn.stop_at_eos = options.stop_at_eos;
   turn.stop_at_bos = false;
@@ -147,6 +259,7 @@ Status SessionManager::generate(const std::string& id, const std::string& owner,
     return sink(token, lane);
   };
   turn.done = [this, id, done = std::move(done)](const TurnOutcome& outcome) {
+    ++room_events_;
     const auto it = sessions_.find(id);
     if (it != sessions_.end()) {
       it->second.turn.reset();
@@ -159,8 +272,12 @@ Status SessionManager::generate(const std::string& id, const std::string& owner,
     if (done)
       done({outcome.stop_reason, outcome.generated, ok_status(), outcome.steps, outcome.drafted});
   };
-  session->last_use = clock_();
-  session->turn = loop_.submit(std::move(turn));
+  session.last_use = clock_();
+  // A turn that ends at once (max_tokens 0) hears of it inside submit: its
+  // done resets the placeholder, and the session must not stay generating.
+  session.turn = TurnId{0};
+  const TurnId submitted = loop_.submit(std::move(turn));
+  if (session.turn) session.turn = submitted;
   return ok_status();
 }
 
@@ -174,8 +291,8 @@ Result<std::string> SessionManager::fork(const std::string& id, const std::strin
   ASSIGN_OR_RETURN(Session * source, find(id, owner));
   if (source->turn)
     return failed_precondition("session " + id + " is generating; fork it after its turn ends");
-  RETURN_IF_ERROR(make_room());
-  ASSIGN_OR_RETURN(source, find(id, owner));  // make_room never evicts it (it is in use now)
+  RETURN_IF_ERROR(make_room(owner, /*spared=*/id));
+  ASSIGN_OR_RETURN(source, find(id, owner));  // the map may have changed under the pointer
   const std::string fork_id = new_id();
   Session& fork = sessions_[fork_id];
   fork.owner = owner;
@@ -184,6 +301,7 @@ Result<std::string> SessionManager::fork(const std::string& id, const std::strin
     sessions_.erase(fork_id);
     return st;
   }
+  fork.seed = source->seed;
   source->last_use = clock_();
   ++counters_.created;
   return fork_id;
@@ -197,7 +315,8 @@ Status SessionManager::close(const std::string& id, const std::string& owner) {
   return ok_status();
 }
 
-Result<SessionInfo> SessionManager::info(const std::string& id, const std::string& owner) {
+Result<SessionInfo> SessionManager::info(const std::string& id, const std::string& owner,
+                                         bool with_history) {
   ASSIGN_OR_RETURN(Session * session, find(id, owner));
   SessionInfo info;
   info.id = id;
@@ -213,6 +332,9 @@ Result<SessionInfo> SessionManager::info(const std::string& id, const std::strin
   info.idle_seconds =
       session->turn ? 0.0 : std::chrono::duration<double>(clock_() - session->last_use).count();
   info.generating = session->turn.has_value();
+  info.seed = session->seed;
+  if (with_history) info.history = session->lane.tokens;
+  session->last_use = clock_();  // asking is a use: LRU spares it
   return info;
 }
 

@@ -50,7 +50,9 @@ std::string prometheus_text(const SessionMetrics& m) {
          "tessera_sessions_evicted_total{reason=\"lru\"} " +
              std::to_string(m.sessions.evicted_lru) +
              "\ntessera_sessions_evicted_total{reason=\"idle_ttl\"} " +
-             std::to_string(m.sessions.evicted_ttl) + "\n");
+             std::to_string(m.sessions.evicted_ttl) +
+             "\ntessera_sessions_evicted_total{reason=\"key_quota\"} " +
+             std::to_string(m.sessions.evicted_key_quota) + "\n");
   metric(out, "tessera_invariant_violations_total", "counter",
          "Steps that failed a cache invariant or another check; their sessions were closed.",
          "tessera_invariant_violations_total{kind=\"step_failed\"} " +

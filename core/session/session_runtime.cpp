@@ -50,6 +50,7 @@ void SessionRuntime::shutdown() {
     stopping_ = true;
   }
   wake_.notify_all();
+  room_.notify_all();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -79,6 +80,7 @@ void SessionRuntime::loop_thread() {
       stopping = stopping_;
     }
     for (auto& command : commands) command();
+    publish_room_events();
     if (stopping) break;
     // Turns whose reader left are cancelled; their sessions stay.
     for (auto it = streams_.begin(); it != streams_.end();) {
@@ -91,11 +93,15 @@ void SessionRuntime::loop_thread() {
       ++it;
     }
     sessions_.expire_idle();
-    if (!sessions_.generating()) continue;
+    if (!sessions_.generating()) {
+      publish_room_events();
+      continue;
+    }
     const auto start = std::chrono::steady_clock::now();
     const std::size_t lanes = sessions_.step();
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    publish_room_events();
     std::lock_guard<std::mutex> lock(mutex_);
     if (lanes > 0) {
       ++metrics_.steps;
@@ -112,6 +118,17 @@ void SessionRuntime::loop_thread() {
     for (auto& command : commands_) command();
     commands_.clear();
   }
+}
+
+void SessionRuntime::publish_room_events() {
+  const int64_t events = sessions_.room_events();
+  if (events == room_events_published_) return;
+  room_events_published_ = events;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    room_events_ = events;
+  }
+  room_.notify_all();
 }
 
 template <typename T>
@@ -136,32 +153,75 @@ Status SessionRuntime::append(const std::string& id, const std::string& owner,
   return run([&](SessionManager& sessions) { return sessions.append(id, owner, tokens); });
 }
 
+TokenSink SessionRuntime::stream_sink(const std::shared_ptr<TokenStream>& stream,
+                                      std::chrono::steady_clock::time_point start) {
+  return [weak = std::weak_ptr<TokenStream>(stream), start](int32_t token, int) {
+    const auto reader = weak.lock();
+    if (!reader || reader->abandoned()) return false;
+    reader->push({false,
+                  token,
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+                  {}});
+    return true;
+  };
+}
+
+std::function<void(const GenerateOutcome&)> SessionRuntime::stream_end(
+    const std::shared_ptr<TokenStream>& stream, std::chrono::steady_clock::time_point start) {
+  return [weak = std::weak_ptr<TokenStream>(stream), start](const GenerateOutcome& outcome) {
+    if (const auto reader = weak.lock())
+      reader->push({true, -1,
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+                    outcome});
+  };
+}
+
 Result<std::shared_ptr<TokenStream>> SessionRuntime::generate(const std::string& id,
                                                               const std::string& owner,
                                                               const GenerateOptions& options) {
   auto stream = std::make_shared<TokenStream>();
   const Status ran = run([&](SessionManager& sessions) -> Status {
     const auto start = std::chrono::steady_clock::now();
-    const auto since = [start] {
-      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    };
-    std::weak_ptr<TokenStream> weak = stream;
-    RETURN_IF_ERROR(sessions.generate(
-        id, owner, options,
-        [weak, since](int32_t token, int) {
-          const auto reader = weak.lock();
-          if (!reader || reader->abandoned()) return false;
-          reader->push({false, token, since(), {}});
-          return true;
-        },
-        [weak, since](const GenerateOutcome& outcome) {
-          if (const auto reader = weak.lock()) reader->push({true, -1, since(), outcome});
-        }));
+    RETURN_IF_ERROR(sessions.generate(id, owner, options, stream_sink(stream, start),
+                                      stream_end(stream, start)));
     streams_.push_back({id, owner, stream});
     return ok_status();
   });
   RETURN_IF_ERROR(ran);
   return stream;
+}
+
+Result<StartedTurn> SessionRuntime::start_turn(const SessionOptions& options,
+                                               const std::string& owner,
+                                               std::vector<int32_t> prompt,
+                                               const GenerateOptions& generate) {
+  auto stream = std::make_shared<TokenStream>();
+  return run_for<StartedTurn>([&](SessionManager& sessions) -> Result<StartedTurn> {
+    const auto start = std::chrono::steady_clock::now();
+    ASSIGN_OR_RETURN(const StartedSession started,
+                     sessions.start_turn(options, owner, prompt, generate,
+                                         stream_sink(stream, start), stream_end(stream, start)));
+    streams_.push_back({started.id, owner, stream});
+    return StartedTurn{started.id, started.seed, stream};
+  });
+}
+
+bool SessionRuntime::wait_for_capacity(const std::string& owner,
+                                       std::chrono::steady_clock::time_point deadline) {
+  for (;;) {
+    int64_t seen = 0;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (stopping_) return true;
+      seen = room_events_;  // read before the check: an end after it still wakes us
+    }
+    const Result<bool> room = run_for<bool>(
+        [&](SessionManager& sessions) -> Result<bool> { return sessions.has_room_for(owner); });
+    if (!room.ok() || *room) return true;
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (!room_.wait_until(lock, deadline, [&] { return room_events_ != seen || stopping_; }))
+      return false;
+  }
 }
 
 Status SessionRuntime::cancel(const std::string& id, const std::string& owner) {
@@ -176,8 +236,10 @@ Status SessionRuntime::close(const std::string& id, const std::string& owner) {
   return run([&](SessionManager& sessions) { return sessions.close(id, owner); });
 }
 
-Result<SessionInfo> SessionRuntime::info(const std::string& id, const std::string& owner) {
-  return run_for<SessionInfo>([&](SessionManager& sessions) { return sessions.info(id, owner); });
+Result<SessionInfo> SessionRuntime::info(const std::string& id, const std::string& owner,
+                                         bool with_history) {
+  return run_for<SessionInfo>(
+      [&](SessionManager& sessions) { return sessions.info(id, owner, with_history); });
 }
 
 SessionMetrics SessionRuntime::metrics() {

@@ -5,6 +5,7 @@
 // through a TokenStream the request thread reads as they are produced.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -49,6 +50,13 @@ class TokenStream {
   bool abandoned_ = false;
 };
 
+// A one-turn session started by SessionRuntime::start_turn.
+struct StartedTurn {
+  std::string session_id;
+  uint64_t seed = 0;  // its sampler's seed: send it back to replay the turn
+  std::shared_ptr<TokenStream> stream;
+};
+
 class SessionRuntime {
  public:
   SessionRuntime(Engine& engine, SessionLimits limits);
@@ -63,7 +71,25 @@ class SessionRuntime {
   Status cancel(const std::string& id, const std::string& owner);
   Result<std::string> fork(const std::string& id, const std::string& owner);
   Status close(const std::string& id, const std::string& owner);
-  Result<SessionInfo> info(const std::string& id, const std::string& owner);
+  // Creates a session, appends `prompt` and starts its turn in one command
+  // of the loop thread (SessionManager::start_turn): the session generates
+  // from the moment it exists, so no other request can evict it before its
+  // turn. RESOURCE_EXHAUSTED when no idle session may make room (every
+  // session, or every one of the key's at its quota, is generating); retry
+  // after wait_for_capacity. Its errors name no session. The session stays
+  // after the turn: close it.
+  Result<StartedTurn> start_turn(const SessionOptions& options, const std::string& owner,
+                                 std::vector<int32_t> prompt, const GenerateOptions& generate);
+  // Waits until `owner` could get a session (a free slot, or an idle session
+  // the rules let it evict) and returns true; false once `deadline` passes
+  // without one. It wakes when a turn or a session ends (signalled from the
+  // loop thread), so no polling; true at once while shutting down (the
+  // retried call then says UNAVAILABLE). Room found is not reserved: another
+  // caller may take it first, so retry start_turn (or create) and wait
+  // again on RESOURCE_EXHAUSTED.
+  bool wait_for_capacity(const std::string& owner, std::chrono::steady_clock::time_point deadline);
+  Result<SessionInfo> info(const std::string& id, const std::string& owner,
+                           bool with_history = false);
   SessionMetrics metrics();
 
   // Ends every running turn ("shutdown", streamed to its reader) and stops
@@ -77,6 +103,14 @@ class SessionRuntime {
   template <typename T>
   Result<T> run_for(const std::function<Result<T>(SessionManager&)>& command);
   void loop_thread();
+  // The callbacks that carry a turn's tokens and end to `stream`.
+  static TokenSink stream_sink(const std::shared_ptr<TokenStream>& stream,
+                               std::chrono::steady_clock::time_point start);
+  static std::function<void(const GenerateOutcome&)> stream_end(
+      const std::shared_ptr<TokenStream>& stream, std::chrono::steady_clock::time_point start);
+  // Tells wait_for_capacity's waiters when turns or sessions ended (loop
+  // thread).
+  void publish_room_events();
 
   Engine& engine_;
   SessionManager sessions_;
@@ -90,6 +124,9 @@ class SessionRuntime {
     std::weak_ptr<TokenStream> stream;
   };
   std::vector<Reader> streams_;  // loop thread only
+  std::condition_variable room_;
+  int64_t room_events_ = 0;            // under mutex_: SessionManager::room_events, published
+  int64_t room_events_published_ = 0;  // loop thread only
   bool stopping_ = false;
   bool stopped_ = false;
   std::thread thread_;

@@ -327,5 +327,253 @@ TEST(Sessions, AStopTokenEndsTheTurnAndStaysInTheHistory) {
   EXPECT_EQ(sessions.info(*id, "")->tokens, static_cast<int64_t>(prompt.size() + got.size() + 1));
 }
 
+// One call makes the session and starts its turn: it is generating from the
+// moment it exists, so other requests at the limit cannot evict it.
+TEST(Sessions, StartTurnMakesASessionThatGeneratesAtOnce) {
+  auto engine = make_engine("stories260K.gguf", kContinuous);
+  ASSERT_NE(engine, nullptr);
+  SessionManager sessions(*engine, {.max_sessions = 2, .idle_ttl_seconds = 0});
+  const std::vector<int32_t> prompt = encode(*engine, "Once upon a time");
+  GenerateOptions options;
+  options.max_tokens = 12;
+  options.stop_at_eos = false;
+  std::vector<Reply> replies(3);
+  std::vector<std::string> ids;
+  for (int r = 0; r < 2; ++r) {
+    auto started = sessions.start_turn(
+        {}, "", prompt, options,
+        [&replies, r](int32_t token, int) {
+          replies[r].tokens.push_back(token);
+          return true;
+        },
+        [&replies, r](const GenerateOutcome& outcome) {
+          replies[r].outcome = outcome;
+          replies[r].done = true;
+        });
+    ASSERT_TRUE(started.ok()) << started.status().to_string();
+    ids.push_back(started->id);
+    EXPECT_TRUE(sessions.info(started->id, "")->generating);
+  }
+  // Both slots generate: the third is refused, and neither running turn lost.
+  const auto third = sessions.start_turn({}, "", prompt, options, {}, {});
+  EXPECT_EQ(third.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_THAT(third.status().message(), HasSubstr("server.max_sessions"));
+  EXPECT_FALSE(sessions.has_room_for(""));
+  EXPECT_EQ(sessions.counters().evicted_lru, 0);
+  run_until_idle(sessions);
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_TRUE(replies[r].done);
+    EXPECT_EQ(replies[r].outcome.stop_reason, "max_tokens");
+    EXPECT_EQ(replies[r].tokens, fresh_continuation(*engine, prompt, 12));
+    EXPECT_EQ(sessions.info(ids[r], "")->tokens, static_cast<int64_t>(prompt.size() + 12));
+  }
+  EXPECT_TRUE(sessions.has_room_for(""));
+  EXPECT_EQ(sessions.counters().tokens_in, static_cast<int64_t>(2 * prompt.size()));
+}
+
+TEST(Sessions, StartTurnChecksEverythingFirstAndNamesNoSession) {
+  auto engine = make_engine("stories260K.gguf", kContinuous);
+  ASSERT_NE(engine, nullptr);
+  SessionManager sessions(*engine, {.max_sessions = 1, .idle_ttl_seconds = 0});
+  auto idle = sessions.create({}, "");
+  ASSERT_TRUE(idle.ok());
+  GenerateOptions options;
+  const std::vector<int32_t> oov = {1, 512};
+  const Status bad_token = sessions.start_turn({}, "", oov, options, {}, {}).status();
+  EXPECT_EQ(bad_token.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad_token.message(), HasSubstr("token 1 is 512"));
+  EXPECT_EQ(bad_token.message().find("session "), std::string::npos) << bad_token.message();
+  EXPECT_EQ(sessions.start_turn({}, "", {}, options, {}, {}).status().code(),
+            StatusCode::kInvalidArgument);
+  const std::vector<int32_t> huge(static_cast<std::size_t>(engine->max_tokens()), 1);
+  const Status too_long = sessions.start_turn({}, "", huge, options, {}, {}).status();
+  EXPECT_EQ(too_long.code(), StatusCode::kResourceExhausted);
+  EXPECT_THAT(too_long.message(), HasSubstr("cache.max_tokens"));
+  // Nothing was made, and the idle session was not evicted for refused calls.
+  EXPECT_EQ(sessions.counters().created, 1);
+  EXPECT_EQ(sessions.counters().evicted_lru, 0);
+  EXPECT_TRUE(sessions.info(*idle, "").ok());
+}
+
+// A turn of no tokens ends inside the call that starts it; the session must
+// not be left generating.
+TEST(Sessions, ATurnOfZeroTokensLeavesTheSessionIdle) {
+  auto engine = make_engine("stories260K.gguf", kContinuous);
+  ASSERT_NE(engine, nullptr);
+  SessionManager sessions(*engine, {});
+  auto id = sessions.create({}, "");
+  ASSERT_TRUE(sessions.append(*id, "", encode(*engine, "Once")).ok());
+  Reply reply;
+  ASSERT_TRUE(start(sessions, *id, reply, 0).ok());
+  EXPECT_TRUE(reply.done);
+  EXPECT_EQ(reply.outcome.stop_reason, "max_tokens");
+  EXPECT_FALSE(sessions.info(*id, "")->generating);
+  EXPECT_TRUE(sessions.append(*id, "", std::vector<int32_t>{1}).ok());
+}
+
+TEST(Sessions, AKeyAtItsQuotaEvictsOnlyItsOwnIdleSession) {
+  auto engine = make_engine("stories260K.gguf", kContinuous);
+  ASSERT_NE(engine, nullptr);
+  auto now = SessionManager::Clock::time_point{};
+  SessionManager sessions(*engine,
+                          {.max_sessions = 8, .idle_ttl_seconds = 0, .max_sessions_per_key = 2},
+                          [&now] { return now; });
+  const auto create = [&](const std::string& key) {
+    now += std::chrono::seconds(1);
+    auto id = sessions.create({}, key);
+    EXPECT_TRUE(id.ok()) << id.status().to_string();
+    return id.ok() ? *id : std::string();
+  };
+  const std::string other = create("key-b");  // the oldest of all
+  const std::string a1 = create("key-a");
+  const std::string a2 = create("key-a");
+  const std::string a3 = create("key-a");  // key-a at its quota: a1 goes
+  EXPECT_EQ(sessions.live(), 3u);
+  EXPECT_EQ(sessions.counters().evicted_key_quota, 1);
+  EXPECT_EQ(sessions.counters().evicted_lru, 0);
+  EXPECT_THAT(sessions.info(a1, "key-a").status().message(),
+              HasSubstr("at server.max_sessions_per_key = 2"));
+  EXPECT_TRUE(sessions.info(other, "key-b").ok());
+  // Both of key-a's sessions generating: refused, though the server has room.
+  Reply r2, r3;
+  for (const std::string& id : {a2, a3})
+    ASSERT_TRUE(sessions.append(id, "key-a", encode(*engine, "Once upon a time")).ok());
+  ASSERT_TRUE(start(sessions, a2, r2, 4, "key-a").ok());
+  ASSERT_TRUE(start(sessions, a3, r3, 4, "key-a").ok());
+  EXPECT_FALSE(sessions.has_room_for("key-a"));
+  EXPECT_TRUE(sessions.has_room_for("key-b"));
+  const Status refused = sessions.create({}, "key-a").status();
+  EXPECT_EQ(refused.code(), StatusCode::kResourceExhausted);
+  EXPECT_THAT(refused.message(), HasSubstr("server.max_sessions_per_key"));
+  EXPECT_TRUE(sessions.create({}, "key-b").ok());
+  run_until_idle(sessions);
+  EXPECT_TRUE(sessions.has_room_for("key-a"));
+}
+
+// At the server's limit the victim is the least recently used idle session
+// of the key holding the most, not the oldest of all.
+TEST(Sessions, AtTheServerLimitTheKeyHoldingTheMostIsEvictedFirst) {
+  auto engine = make_engine("stories260K.gguf", kContinuous);
+  ASSERT_NE(engine, nullptr);
+  auto now = SessionManager::Clock::time_point{};
+  SessionManager sessions(*engine, {.max_sessions = 3, .idle_ttl_seconds = 0},
+                          [&now] { return now; });
+  const auto create = [&](const std::string& key) {
+    now += std::chrono::seconds(1);
+    auto id = sessions.create({}, key);
+    EXPECT_TRUE(id.ok()) << id.status().to_string();
+    return id.ok() ? *id : std::string();
+  };
+  const std::string lone = create("key-a");  // the oldest
+  const std::string b1 = create("key-b");
+  const std::string b2 = create("key-b");
+  create("key-c");
+  EXPECT_TRUE(sessions.info(lone, "key-a").ok());
+  EXPECT_THAT(sessions.info(b1, "key-b").status().message(), HasSubstr("evicted"));
+  EXPECT_TRUE(sessions.info(b2, "key-b").ok());
+  EXPECT_EQ(sessions.counters().evicted_lru, 1);
+}
+
+TEST(Sessions, AnotherKeyLearnsNothingOfAnEndedSession) {
+  auto engine = make_engine("stories260K.gguf", kContinuous);
+  ASSERT_NE(engine, nullptr);
+  SessionManager sessions(*engine, {});
+  auto id = sessions.create({}, "key-a");
+  ASSERT_TRUE(id.ok());
+  const Status unknown = sessions.info("0123456789abcdef0123456789abcdef", "key-b").status();
+  ASSERT_TRUE(sessions.close(*id, "key-a").ok());
+  const Status foreign = sessions.info(*id, "key-b").status();
+  EXPECT_EQ(foreign.code(), StatusCode::kNotFound);
+  EXPECT_THAT(foreign.message(), HasSubstr("never created, or not this key's"));
+  EXPECT_EQ(foreign.message().find("closed"), std::string::npos) << foreign.message();
+  // The same words as an unknown id, but for the id itself.
+  EXPECT_EQ(foreign.message().size(), unknown.message().size());
+  EXPECT_THAT(sessions.info(*id, "key-a").status().message(), HasSubstr("closed by its owner"));
+}
+
+TEST(Sessions, AHugeIdIsNotEchoedWhole) {
+  auto engine = make_engine("stories260K.gguf", kContinuous);
+  ASSERT_NE(engine, nullptr);
+  SessionManager sessions(*engine, {});
+  const std::string huge(100000, 'x');
+  const Status status = sessions.append(huge, "", std::vector<int32_t>{1});
+  EXPECT_EQ(status.code(), StatusCode::kNotFound);
+  EXPECT_LT(status.message().size(), 200u);
+  EXPECT_THAT(status.message(), HasSubstr(std::string(64, 'x') + "..."));
+  EXPECT_EQ(echoed_id(std::string("a\nb\xff", 4)), "a?b?");
+  EXPECT_EQ(echoed_id("0123"), "0123");
+}
+
+// An unseeded session draws its seed (temperature 1: three sessions would
+// otherwise say the same), reports it, and that seed replays it; a server
+// that fixes the default seed is reproducible.
+TEST(Sessions, AnUnseededSessionDrawsItsSeedAndReportsIt) {
+  auto engine =
+      make_engine("stories260K.gguf", std::string(kContinuous) + "[sampling]\ntemperature = 1.0\n");
+  ASSERT_NE(engine, nullptr);
+  const std::vector<int32_t> prompt = encode(*engine, "Once upon a time");
+  const auto turn = [&](SessionManager& sessions, const SessionOptions& options, uint64_t& seed) {
+    auto id = sessions.create(options, "");
+    EXPECT_TRUE(id.ok());
+    EXPECT_TRUE(sessions.append(*id, "", prompt).ok());
+    Reply reply;
+    EXPECT_TRUE(start(sessions, *id, reply, 24).ok());
+    run_until_idle(sessions);
+    seed = sessions.info(*id, "")->seed;
+    return reply.tokens;
+  };
+  SessionManager drawing(*engine, {});
+  std::vector<std::vector<int32_t>> replies(3);
+  std::vector<uint64_t> seeds(3);
+  for (int r = 0; r < 3; ++r) replies[r] = turn(drawing, {}, seeds[r]);
+  EXPECT_FALSE(replies[0] == replies[1] && replies[1] == replies[2]);
+  EXPECT_FALSE(seeds[0] == seeds[1] && seeds[1] == seeds[2]);
+  SessionOptions replay;
+  replay.seed = seeds[1];
+  uint64_t replayed_seed = 0;
+  EXPECT_EQ(turn(drawing, replay, replayed_seed), replies[1]);
+  EXPECT_EQ(replayed_seed, seeds[1]);
+  SessionManager fixed(
+      *engine,
+      {.max_sessions = 8, .idle_ttl_seconds = 0, .max_sessions_per_key = 0, .default_seed = 42});
+  uint64_t first_seed = 0, second_seed = 0;
+  EXPECT_EQ(turn(fixed, {}, first_seed), turn(fixed, {}, second_seed));
+  EXPECT_EQ(first_seed, 42u);
+  EXPECT_EQ(second_seed, 42u);
+}
+
+TEST(Sessions, AskingForInfoCountsAsUse) {
+  auto engine = make_engine("stories260K.gguf", kContinuous);
+  ASSERT_NE(engine, nullptr);
+  auto now = SessionManager::Clock::time_point{};
+  SessionManager sessions(*engine, {.max_sessions = 2, .idle_ttl_seconds = 0},
+                          [&now] { return now; });
+  auto first = sessions.create({}, "");
+  now += std::chrono::seconds(1);
+  auto second = sessions.create({}, "");
+  now += std::chrono::seconds(1);
+  EXPECT_DOUBLE_EQ(sessions.info(*first, "")->idle_seconds, 2.0);
+  EXPECT_DOUBLE_EQ(sessions.info(*first, "")->idle_seconds, 0.0);  // the last ask was a use
+  now += std::chrono::seconds(1);
+  ASSERT_TRUE(sessions.create({}, "").ok());
+  EXPECT_TRUE(sessions.info(*first, "").ok());
+  EXPECT_EQ(sessions.info(*second, "").status().code(), StatusCode::kNotFound);
+}
+
+TEST(Sessions, InfoReturnsTheHistoryWhenAskedForIt) {
+  auto engine = make_engine("stories260K.gguf", kContinuous);
+  ASSERT_NE(engine, nullptr);
+  SessionManager sessions(*engine, {});
+  auto id = sessions.create({}, "");
+  std::vector<int32_t> history = encode(*engine, "Once upon a time");
+  ASSERT_TRUE(sessions.append(*id, "", history).ok());
+  Reply reply;
+  ASSERT_TRUE(start(sessions, *id, reply, 7).ok());
+  run_until_idle(sessions);
+  history.insert(history.end(), reply.tokens.begin(), reply.tokens.end());
+  EXPECT_TRUE(sessions.info(*id, "")->history.empty());
+  EXPECT_EQ(sessions.info(*id, "", /*with_history=*/true)->history, history);
+}
+
 }  // namespace
 }  // namespace tessera

@@ -172,5 +172,79 @@ TEST(SessionRuntime, MetricsAreInPrometheusTextFormat) {
   EXPECT_THAT(text, HasSubstr("tessera_batch_lanes_count "));
 }
 
+// Six one-turn requests at once on two slots: each starts its turn in one
+// call (never evicted by the others) and waits for room when both slots
+// generate. Every request gets its reply.
+TEST(SessionRuntime, OneTurnRequestsAtTheLimitWaitForRoomInsteadOfEvictingEachOther) {
+  auto engine = make_engine("stories260K.gguf", kContinuous);
+  ASSERT_NE(engine, nullptr);
+  const std::vector<int32_t> prompt = *engine->tokenizer().encode("Once upon a time", true);
+  SessionRuntime runtime(*engine, {.max_sessions = 2, .idle_ttl_seconds = 0});
+  constexpr int kRequests = 6;
+  std::vector<Streamed> got(kRequests);
+  std::vector<int> waits(kRequests, 0);
+  const auto request = [&](int r) {
+    GenerateOptions options;
+    options.max_tokens = 16;
+    options.stop_at_eos = false;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    for (;;) {
+      auto started = runtime.start_turn({}, "", prompt, options);
+      if (started.ok()) {
+        got[r] = read_all(*started->stream);
+        // Idle once its turn ended, it may already have made room for another.
+        const Status closed = runtime.close(started->session_id, "");
+        EXPECT_TRUE(closed.ok() || closed.code() == StatusCode::kNotFound) << closed.to_string();
+        return;
+      }
+      ASSERT_EQ(started.status().code(), StatusCode::kResourceExhausted)
+          << started.status().to_string();
+      ++waits[r];
+      ASSERT_TRUE(runtime.wait_for_capacity("", deadline)) << "no room within a minute";
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int r = 0; r < kRequests; ++r) threads.emplace_back(request, r);
+  for (std::thread& t : threads) t.join();
+  for (int r = 0; r < kRequests; ++r) {
+    EXPECT_EQ(got[r].outcome.stop_reason, "max_tokens") << "request " << r;
+    EXPECT_EQ(got[r].tokens, got[0].tokens) << "request " << r;  // greedy: all alike
+    EXPECT_EQ(got[r].tokens.size(), 16u);
+  }
+  EXPECT_EQ(runtime.metrics().sessions.created, kRequests);
+}
+
+TEST(SessionRuntime, WaitingForCapacityEndsWhenATurnEndsOrAtTheDeadline) {
+  auto engine = make_engine("stories260K.gguf", std::string(kContinuous) +
+                                                    "[cache]\nplugin = \"sink_window\"\n"
+                                                    "window = 32\n");
+  ASSERT_NE(engine, nullptr);
+  SessionRuntime runtime(*engine, {.max_sessions = 1, .idle_ttl_seconds = 0});
+  EXPECT_TRUE(runtime.wait_for_capacity("", std::chrono::steady_clock::now()));  // room now
+  GenerateOptions endless;
+  endless.max_tokens = 1 << 30;
+  endless.stop_at_eos = false;
+  auto started = runtime.start_turn({}, "", {1, 2, 3}, endless);
+  ASSERT_TRUE(started.ok()) << started.status().to_string();
+  const auto before = std::chrono::steady_clock::now();
+  EXPECT_FALSE(runtime.wait_for_capacity("", before + std::chrono::milliseconds(50)));
+  EXPECT_GE(std::chrono::steady_clock::now() - before, std::chrono::milliseconds(50));
+  // The turn ends on another thread while this one waits.
+  std::thread cancel([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_TRUE(runtime.cancel(started->session_id, "").ok());
+  });
+  EXPECT_TRUE(
+      runtime.wait_for_capacity("", std::chrono::steady_clock::now() + std::chrono::seconds(60)));
+  cancel.join();
+  EXPECT_EQ(read_all(*started->stream).outcome.stop_reason, "cancelled");
+  GenerateOptions two;
+  two.max_tokens = 2;
+  auto next = runtime.start_turn({}, "", {1, 2, 3}, two);
+  ASSERT_TRUE(next.ok()) << next.status().to_string();  // the idle one made room
+  EXPECT_EQ(read_all(*next->stream).tokens.size(), 2u);
+  EXPECT_EQ(runtime.metrics().sessions.evicted_lru, 1);
+}
+
 }  // namespace
 }  // namespace tessera
