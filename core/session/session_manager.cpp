@@ -47,9 +47,11 @@ std::string echoed_id(std::string_view id) {
 
 namespace {
 
+// 53 bits: a client in JavaScript (whose numbers are doubles) can send the
+// seed back exactly, and it fits any API's signed 64-bit seed.
 uint64_t drawn_seed() {
   std::random_device entropy;
-  return (uint64_t{entropy()} << 32) | entropy();
+  return ((uint64_t{entropy()} << 32) | entropy()) & ((uint64_t{1} << 53) - 1);
 }
 
 }  // namespace
@@ -165,14 +167,18 @@ Status SessionManager::check_tokens(std::span<const int32_t> tokens, int64_t hel
   return ok_status();
 }
 
+uint64_t SessionManager::chosen_seed(const SessionOptions& options) const {
+  if (options.seed) return *options.seed;
+  if (limits_.default_seed) return *limits_.default_seed;
+  return drawn_seed();
+}
+
 Result<std::string> SessionManager::add_session(const SessionOptions& options,
                                                 const std::string& owner) {
   SequenceState chosen;  // the proposer checked before anything changes
   if (options.proposer) RETURN_IF_ERROR(engine_.choose_proposer(chosen, *options.proposer));
   RETURN_IF_ERROR(make_room(owner));
-  const uint64_t seed = options.seed           ? *options.seed
-                        : limits_.default_seed ? *limits_.default_seed
-                                               : drawn_seed();
+  const uint64_t seed = chosen_seed(options);
   const std::string id = new_id();
   Session& session = sessions_[id];
   session.owner = owner;

@@ -28,8 +28,9 @@
 //
 // Seeds: a session's sampler starts from SessionOptions::seed; without one,
 // from SessionLimits::default_seed when the server fixes it, else from a
-// seed drawn from the system's entropy source. SessionInfo::seed reports it,
-// so any run can be replayed.
+// seed drawn from the system's entropy source (53 bits: below 2^53, exact in
+// JSON for any client). SessionInfo::seed reports it, so any run can be
+// replayed.
 #pragma once
 
 #include <chrono>
@@ -148,6 +149,10 @@ class SessionManager {
                                     std::span<const int32_t> prompt,
                                     const GenerateOptions& generate_options, TokenSink sink,
                                     std::function<void(const GenerateOutcome&)> done);
+  // The seed a session made with `options` starts from: options.seed, else
+  // default_seed, else one drawn from the entropy source. Reads only the
+  // limits: safe from any thread.
+  uint64_t chosen_seed(const SessionOptions& options) const;
   // Whether create for `owner` would find room now (a free slot, or an idle
   // session it may evict).
   bool has_room_for(const std::string& owner) const;

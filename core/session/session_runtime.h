@@ -90,6 +90,11 @@ class SessionRuntime {
   bool wait_for_capacity(const std::string& owner, std::chrono::steady_clock::time_point deadline);
   Result<SessionInfo> info(const std::string& id, const std::string& owner,
                            bool with_history = false);
+  // SessionManager::chosen_seed: set options.seed to it before create to
+  // learn the seed a new session gets.
+  uint64_t chosen_seed(const SessionOptions& options) const {
+    return sessions_.chosen_seed(options);
+  }
   SessionMetrics metrics();
 
   // Ends every running turn ("shutdown", streamed to its reader) and stops

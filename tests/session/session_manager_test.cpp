@@ -528,6 +528,7 @@ TEST(Sessions, AnUnseededSessionDrawsItsSeedAndReportsIt) {
   for (int r = 0; r < 3; ++r) replies[r] = turn(drawing, {}, seeds[r]);
   EXPECT_FALSE(replies[0] == replies[1] && replies[1] == replies[2]);
   EXPECT_FALSE(seeds[0] == seeds[1] && seeds[1] == seeds[2]);
+  for (const uint64_t seed : seeds) EXPECT_LT(seed, uint64_t{1} << 53);  // exact in JSON
   SessionOptions replay;
   replay.seed = seeds[1];
   uint64_t replayed_seed = 0;
