@@ -11,8 +11,10 @@
 // Oracles: every status is one the proto promises (OK, INVALID_ARGUMENT,
 // NOT_FOUND, FAILED_PRECONDITION, RESOURCE_EXHAUSTED, UNAUTHENTICATED); a
 // turn streams at most max_tokens tokens, then exactly one TurnEnd that
-// counts them; a session's info keeps cached <= history; an append that
-// succeeds grows the history by what it appended.
+// counts them; a session's info keeps cached <= history (and its ids, when
+// asked, are history_tokens many); an append that succeeds grows the history
+// by what it appended; a new session's info reports the seed its creation
+// did; no status message is long (echoed ids and names are capped).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -36,6 +38,7 @@ void check(bool condition) {
 }
 
 void check_promised(const grpc::Status& status) {
+  check(status.error_message().size() <= 1024);
   switch (status.error_code()) {
     case grpc::StatusCode::OK:
     case grpc::StatusCode::INVALID_ARGUMENT:
@@ -104,7 +107,12 @@ void run_call(int method, const std::string& key, const uint8_t* data, std::size
       if (!parse(data, size, sessions, request)) return;
       const grpc::Status status = calls.create_session(key, request, response);
       check_promised(status);
-      if (status.ok()) sessions.push_back(response.session_id());
+      if (!status.ok()) return;
+      sessions.push_back(response.session_id());
+      v1::GetSessionInfoRequest ask;
+      ask.set_session_id(response.session_id());
+      v1::SessionInfo info;
+      check(calls.session_info(key, ask, info).ok() && info.seed() == response.seed());
       return;
     }
     case 1: {
@@ -150,7 +158,9 @@ void run_call(int method, const std::string& key, const uint8_t* data, std::size
       if (!parse(data, size, sessions, request)) return;
       const grpc::Status status = calls.session_info(key, request, info);
       check_promised(status);
-      if (status.ok()) check(info.cached_tokens() <= info.history_tokens());
+      if (status.ok())
+        check(info.cached_tokens() <= info.history_tokens() &&
+              info.history_size() == (request.include_history() ? info.history_tokens() : 0));
       return;
     }
     case 4: {

@@ -394,5 +394,152 @@ TEST(GrpcService, ManyClientsEachGetWhatTheyGetAlone) {
   for (int c = 0; c < kClients; ++c) EXPECT_EQ(together[c], converse(c)) << "client " << c;
 }
 
+v1::SessionInfo session_info(v1::Runtime::Stub& stub, const std::string& id, bool include_history,
+                             grpc::Status* status = nullptr, const std::string& key = "") {
+  grpc::ClientContext context;
+  if (!key.empty()) context.AddMetadata("authorization", "Bearer " + key);
+  v1::GetSessionInfoRequest request;
+  request.set_session_id(id);
+  request.set_include_history(include_history);
+  v1::SessionInfo info;
+  const grpc::Status got = stub.GetSessionInfo(&context, request, &info);
+  if (status != nullptr) *status = got;
+  return info;
+}
+
+TEST(GrpcService, TheBearerSchemeIsTakenInAnyCase) {
+  Served served(kConfig, {"key-a", "key-b"});
+  ASSERT_TRUE(served.ok());
+  auto stub = served.stub();
+  const auto create_with = [&](const std::string& authorization) {
+    grpc::ClientContext context;
+    context.AddMetadata("authorization", authorization);
+    v1::CreateSessionResponse response;
+    return stub->CreateSession(&context, {}, &response).error_code();
+  };
+  for (const char* scheme : {"Bearer", "bearer", "BEARER", "bEaReR"})
+    EXPECT_EQ(create_with(std::string(scheme) + " key-b"), grpc::StatusCode::OK) << scheme;
+  for (const char* refused :
+       {"Basic key-a", "Bearer", "Bearer ", "Bearerkey-a", "Bearer key-", "Bearer key-ab", "key-a"})
+    EXPECT_EQ(create_with(refused), grpc::StatusCode::UNAUTHENTICATED) << refused;
+}
+
+TEST(GrpcService, AnotherKeyLearnsNothingOfAClosedSession) {
+  Served served(kConfig, {"key-a", "key-b"});
+  ASSERT_TRUE(served.ok());
+  auto stub = served.stub();
+  std::string id;
+  {
+    grpc::ClientContext context;
+    context.AddMetadata("authorization", "Bearer key-a");
+    v1::CreateSessionResponse response;
+    ASSERT_TRUE(stub->CreateSession(&context, {}, &response).ok());
+    id = response.session_id();
+  }
+  {
+    grpc::ClientContext context;
+    context.AddMetadata("authorization", "Bearer key-a");
+    v1::CloseSessionRequest request;
+    request.set_session_id(id);
+    v1::CloseSessionResponse response;
+    ASSERT_TRUE(stub->CloseSession(&context, request, &response).ok());
+  }
+  grpc::Status foreign, own;
+  session_info(*stub, id, false, &foreign, "key-b");
+  EXPECT_EQ(foreign.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(foreign.error_message().find("closed"), std::string::npos) << foreign.error_message();
+  EXPECT_NE(foreign.error_message().find("not this key's"), std::string::npos);
+  session_info(*stub, id, false, &own, "key-a");
+  EXPECT_NE(own.error_message().find("closed by its owner"), std::string::npos);
+}
+
+// A 100 KB id comes back in the status cut short: the client can read the
+// answer (a whole echo would pass gRPC's metadata limit).
+TEST(GrpcService, AHugeSessionIdIsNotEchoedWhole) {
+  Served served;
+  ASSERT_TRUE(served.ok());
+  auto stub = served.stub();
+  grpc::Status status;
+  session_info(*stub, std::string(100000, 'f'), false, &status);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND) << status.error_message();
+  EXPECT_LT(status.error_message().size(), 200u);
+  grpc::ClientContext context;
+  v1::CreateSessionRequest request;
+  request.set_verifier(std::string(100000, 'v'));
+  v1::CreateSessionResponse response;
+  const grpc::Status verifier = stub->CreateSession(&context, request, &response);
+  EXPECT_EQ(verifier.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_LT(verifier.error_message().size(), 300u);
+}
+
+// Unseeded sessions at temperature 1 differ; each reports its seed, and that
+// seed replays it.
+TEST(GrpcService, AnUnseededSessionDrawsItsSeedAndReportsIt) {
+  Served served(std::string(kConfig) + "[sampling]\ntemperature = 1.0\n");
+  ASSERT_TRUE(served.ok());
+  auto stub = served.stub();
+  const std::vector<int32_t> prompt = encode(served.engine(), "Once upon a time");
+  const auto run = [&](std::optional<uint64_t> seed, uint64_t& reported) {
+    grpc::ClientContext context;
+    v1::CreateSessionRequest request;
+    if (seed) request.set_seed(*seed);
+    v1::CreateSessionResponse response;
+    EXPECT_TRUE(stub->CreateSession(&context, request, &response).ok());
+    reported = response.seed();
+    EXPECT_EQ(session_info(*stub, response.session_id(), false).seed(), reported);
+    EXPECT_TRUE(append(*stub, response.session_id(), prompt).ok());
+    return generate(*stub, response.session_id(), 24).tokens;
+  };
+  std::vector<std::vector<int32_t>> replies(3);
+  std::vector<uint64_t> seeds(3);
+  for (int r = 0; r < 3; ++r) replies[r] = run(std::nullopt, seeds[r]);
+  EXPECT_FALSE(replies[0] == replies[1] && replies[1] == replies[2]);
+  EXPECT_FALSE(seeds[0] == seeds[1] && seeds[1] == seeds[2]);
+  uint64_t replayed = 0;
+  EXPECT_EQ(run(seeds[2], replayed), replies[2]);
+  EXPECT_EQ(replayed, seeds[2]);
+}
+
+// A cancelled turn keeps what it made before the cancel took effect, read
+// by the client or not; GetSessionInfo shows the history's ids, beginning
+// with the prompt and the tokens the client read.
+TEST(GrpcService, AfterACancelledTurnGetSessionInfoShowsTheHistory) {
+  Served served(kEndless);
+  ASSERT_TRUE(served.ok());
+  auto stub = served.stub();
+  const std::string id = create(*stub);
+  std::vector<int32_t> seen = encode(served.engine(), "Once upon a time");
+  ASSERT_TRUE(append(*stub, id, seen).ok());
+  {
+    grpc::ClientContext context;
+    v1::GenerateRequest request;
+    request.set_session_id(id);
+    request.set_max_tokens(1 << 24);
+    request.set_ignore_eos(true);
+    auto reader = stub->Generate(&context, request);
+    v1::GenerateResponse response;
+    for (int i = 0; i < 5; ++i) {
+      ASSERT_TRUE(reader->Read(&response));
+      seen.push_back(response.token().id());
+    }
+    context.TryCancel();
+    while (reader->Read(&response)) {
+    }
+    EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::CANCELLED);
+  }
+  v1::SessionInfo info;
+  for (int tries = 0; tries < 3000; ++tries) {
+    info = session_info(*stub, id, true);
+    if (!info.generating()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  ASSERT_FALSE(info.generating());
+  ASSERT_EQ(info.history_size(), info.history_tokens());
+  ASSERT_GE(info.history_size(), static_cast<int>(seen.size()));
+  EXPECT_EQ(std::vector<int32_t>(info.history().begin(), info.history().begin() + seen.size()),
+            seen);
+  EXPECT_EQ(session_info(*stub, id, false).history_size(), 0);  // only when asked
+}
+
 }  // namespace
 }  // namespace tessera::serve

@@ -1,7 +1,9 @@
 #include "apps/tessera/serve/runtime_calls.h"
 
 #include <algorithm>
+#include <string_view>
 
+#include "apps/tessera/serve/api_keys.h"
 #include "core/engine/engine.h"
 
 namespace tessera::serve {
@@ -23,12 +25,12 @@ grpc::Status authorize(const std::vector<std::string>& keys,
                        const std::optional<std::string>& authorization, std::string& key) {
   key.clear();
   if (keys.empty()) return grpc::Status::OK;
-  const std::string prefix = "Bearer ";
-  if (authorization && authorization->compare(0, prefix.size(), prefix) == 0) {
-    key = authorization->substr(prefix.size());
-    if (std::find(keys.begin(), keys.end(), key) != keys.end()) return grpc::Status::OK;
+  const std::optional<std::string_view> presented =
+      authorization ? bearer_token(*authorization) : std::nullopt;
+  if (presented && key_allowed(*presented, keys)) {
+    key = *presented;
+    return grpc::Status::OK;
   }
-  key.clear();
   return {grpc::StatusCode::UNAUTHENTICATED,
           "missing or unknown key: send metadata 'authorization: Bearer <key>'"};
 }
@@ -50,15 +52,24 @@ grpc::Status RuntimeCalls::create_session(const std::string& key,
     options.sampling = params;
   }
   if (request.has_seed()) options.seed = request.seed();
+  // Names longer than any proposer's are refused here, so the engine's
+  // message (which repeats the name) never echoes a huge one.
+  if (request.has_proposer() && request.proposer().size() > 64)
+    return {grpc::StatusCode::INVALID_ARGUMENT,
+            "proposer '" + echoed_id(request.proposer()) + "' is not one this server runs"};
   if (request.has_proposer()) options.proposer = request.proposer();
   if (request.has_verifier() && request.verifier() != engine_.description().verifier)
-    return {
-        grpc::StatusCode::INVALID_ARGUMENT,
-        "verifier '" + request.verifier() + "': every session is verified by decode.verifier = \"" +
-            engine_.description().verifier + "\" (one forward verifies them all); leave it unset"};
+    return {grpc::StatusCode::INVALID_ARGUMENT,
+            "verifier '" + echoed_id(request.verifier()) +
+                "': every session is verified by decode.verifier = \"" +
+                engine_.description().verifier +
+                "\" (one forward verifies them all); leave it unset"};
+  // Chosen here, so the response can say it.
+  options.seed = runtime_.chosen_seed(options);
   auto id = runtime_.create(options, key);
   if (!id.ok()) return to_grpc(id.status());
   response.set_session_id(*id);
+  response.set_seed(*options.seed);
   return grpc::Status::OK;
 }
 
@@ -122,7 +133,7 @@ grpc::Status RuntimeCalls::generate(const std::string& key, const v1::GenerateRe
 grpc::Status RuntimeCalls::session_info(const std::string& key,
                                         const v1::GetSessionInfoRequest& request,
                                         v1::SessionInfo& response) {
-  auto info = runtime_.info(request.session_id(), key);
+  auto info = runtime_.info(request.session_id(), key, request.include_history());
   if (!info.ok()) return to_grpc(info.status());
   response.set_session_id(info->id);
   response.set_history_tokens(info->tokens);
@@ -133,6 +144,8 @@ grpc::Status RuntimeCalls::session_info(const std::string& key,
   response.set_proposer(info->proposer);
   response.set_idle_seconds(info->idle_seconds);
   response.set_generating(info->generating);
+  response.set_seed(info->seed);
+  for (const int32_t token : info->history) response.add_history(token);
   return grpc::Status::OK;
 }
 

@@ -16,8 +16,9 @@
 
 namespace tessera::serve {
 
-// The caller's key from its "authorization" metadata ("Bearer KEY"), or
-// UNAUTHENTICATED when keys are set and it carries none of them. No keys
+// The caller's key from its "authorization" metadata ("Bearer KEY", the
+// scheme in any case; api_keys.h), compared with every key in constant time,
+// or UNAUTHENTICATED when keys are set and it carries none of them. No keys
 // set: every caller passes, with the empty key.
 grpc::Status authorize(const std::vector<std::string>& keys,
                        const std::optional<std::string>& authorization, std::string& key);

@@ -43,9 +43,12 @@ def _call(method, request, metadata):
 class Session:
     """A session on the server; create it with Client.create_session()."""
 
-    def __init__(self, client: "Client", session_id: str):
+    def __init__(self, client: "Client", session_id: str, seed: Optional[int] = None):
         self._client = client
         self.id = session_id
+        # The seed its sampler started from (asked for, or chosen by the
+        # server): pass it to create_session to replay. None for a fork.
+        self.seed = seed
         self.last_end: Optional[TurnEnd] = None
 
     def append(self, tokens: Sequence[int]) -> int:
@@ -82,9 +85,10 @@ class Session:
             session_id=self.id))
         return Session(self._client, response.session_id)
 
-    def info(self) -> runtime_pb2.SessionInfo:
+    def info(self, include_history: bool = False) -> runtime_pb2.SessionInfo:
+        """What the session holds; `history` (its token ids) with include_history."""
         return self._client._rpc("GetSessionInfo", runtime_pb2.GetSessionInfoRequest(
-            session_id=self.id))
+            session_id=self.id, include_history=include_history))
 
     def close(self) -> None:
         self._client._rpc("CloseSession", runtime_pb2.CloseSessionRequest(session_id=self.id))
@@ -119,7 +123,8 @@ class Client:
             request.seed = seed
         if proposer is not None:
             request.proposer = proposer
-        return Session(self, self._rpc("CreateSession", request).session_id)
+        response = self._rpc("CreateSession", request)
+        return Session(self, response.session_id, response.seed)
 
     def tokenize(self, text: str, add_bos: bool = False,
                  parse_special: bool = False) -> List[int]:

@@ -113,10 +113,10 @@ export class Client {
   /** A new, empty session. */
   async createSession(options: SessionOptions = {}): Promise<Session> {
     const { seed, proposer, ...sampling } = options;
-    const response = await this.unary<{ sessionId: string }>((done) =>
+    const response = await this.unary<{ sessionId: string; seed: number }>((done) =>
       this.stub.CreateSession({ sampling, seed, proposer }, this.metadata, done),
     );
-    return new Session(this, response.sessionId);
+    return new Session(this, response.sessionId, response.seed);
   }
 
   async tokenize(text: string, options: { addBos?: boolean; parseSpecial?: boolean } = {}) {
@@ -146,6 +146,9 @@ export class Session {
   constructor(
     private readonly client: Client,
     readonly id: string,
+    /** The seed its sampler started from (asked for, or chosen by the server):
+     * pass it to createSession to replay. Undefined for a fork. */
+    readonly seed?: number,
   ) {}
 
   /** Appends token ids (all or none); resolves to the history's length. */
@@ -189,9 +192,14 @@ export class Session {
     return new Session(this.client, response.sessionId);
   }
 
-  info(): Promise<SessionInfo> {
+  /** What the session holds; `history` (its token ids) with includeHistory. */
+  info(options: { includeHistory?: boolean } = {}): Promise<SessionInfo> {
     return this.client.unary<SessionInfo>((done) =>
-      this.client.stub.GetSessionInfo({ sessionId: this.id }, this.client.metadata, done),
+      this.client.stub.GetSessionInfo(
+        { sessionId: this.id, includeHistory: options.includeHistory },
+        this.client.metadata,
+        done,
+      ),
     );
   }
 
