@@ -60,15 +60,19 @@ int run_serve(int argc, char** argv) {
   curl -sN localhost:8080/v1/chat/completions -d '{"messages": [{"role": "user", "content": "Hi"}], "stream": true}'
 
 Routes: POST /v1/completions, POST /v1/chat/completions (OpenAI's API; "stream":
-true streams server-sent events), GET /v1/models, /health, /metrics (Prometheus).
+true streams server-sent events), GET /v1/models, GET /v1/models/{id}, /health,
+/metrics (Prometheus).
 With --grpc, tessera.v1.Runtime (proto/tessera/v1/runtime.proto): sessions that
 keep their K/V across calls (CreateSession, AppendTokens, Generate, ForkSession,
 GetSessionInfo, CloseSession, Tokenize, Detokenize).
 Every request is a session of one decode loop; scheduler.plugin = "continuous"
 batches them into one forward per step (docs/serving.md). The [server] section
-sets the limits: max_sessions, session_idle_ttl_s, api_keys, chat_template.
-SIGINT or SIGTERM stops it: running generations end with a status, nothing is
-left half-written.
+sets the limits: max_sessions, max_sessions_per_key, session_idle_ttl_s,
+queue_timeout_s, api_keys, metrics_need_key, chat_template, and for HTTP clients
+max_body_bytes, header_timeout_s, max_connections_per_address
+(docs/config.md lists them all).
+SIGINT or SIGTERM stops it: running generations end with a status (HTTP: an
+error, never a finish_reason), nothing is left half-written.
 )",
                        values, exit_code))
     return exit_code;
@@ -98,8 +102,14 @@ left half-written.
   if (!engine.ok()) return report("serve", engine.status());
   Engine& e = **engine;
   std::vector<std::string> warnings = e.warnings();
-  const SessionLimits limits{config->get_int("server.max_sessions"),
-                             config->get_float("server.session_idle_ttl_s")};
+  SessionLimits limits;
+  limits.max_sessions = config->get_int("server.max_sessions");
+  limits.idle_ttl_seconds = config->get_float("server.session_idle_ttl_s");
+  limits.max_sessions_per_key = config->get_int("server.max_sessions_per_key");
+  // A seed the config gives makes the server reproducible; without one each
+  // unseeded request draws its own (and reports it).
+  if (config->has("sampling.seed"))
+    limits.default_seed = static_cast<uint64_t>(config->get_int("sampling.seed"));
   if (Status st = e.check_memory_for(limits.max_sessions); !st.ok()) return report("serve", st);
   auto chat = chat_setup(e, config->get_string("server.chat_template"), "", warnings);
   if (!chat.ok()) return report("serve", chat.status());
@@ -116,6 +126,12 @@ left half-written.
   http.api_keys = config->get_list("server.api_keys");
   http.default_max_tokens = e.default_new_tokens();
   http.model_name = std::filesystem::path(e.description().model_path).filename().string();
+  http.metrics_need_key = config->get_bool("server.metrics_need_key");
+  http.queue_timeout_s = config->get_float("server.queue_timeout_s");
+  http.limits.max_body_bytes = static_cast<std::size_t>(config->get_int("server.max_body_bytes"));
+  http.limits.head_timeout_s = config->get_float("server.header_timeout_s");
+  http.limits.max_connections_per_address =
+      static_cast<int>(config->get_int("server.max_connections_per_address"));
   serve::HttpServer server(e, runtime, std::move(*chat), http);
   if (Status st = server.bind(); !st.ok()) return report("serve", st);
   std::unique_ptr<serve::GrpcServer> grpc;

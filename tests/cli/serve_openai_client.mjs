@@ -46,3 +46,22 @@ await assert.rejects(
   (error) => error.status === 400 && /max_tokens/.test(error.message),
 );
 console.log("bad request: 400 with the field named");
+
+// A prompt past the context: 400 context_length_exceeded, which the client
+// does not retry (it retried the 429 this used to be, then raised
+// RateLimitError). A client with its default retries, as a user has it.
+const retrying = new OpenAI({ baseURL, apiKey: "unused" });
+const tooLong = Array.from({ length: 600 }, (_, i) => 10 + (i % 100));
+const started = Date.now();
+await assert.rejects(
+  retrying.completions.create({ model: "x", prompt: tooLong, max_tokens: 4 }),
+  (error) =>
+    error instanceof OpenAI.BadRequestError && error.code === "context_length_exceeded" &&
+    /512/.test(error.message),
+);
+assert.ok(Date.now() - started < 2000, "no retry with backoff");
+console.log("context exceeded: 400 context_length_exceeded, not retried");
+
+const model = await client.models.retrieve("stories260K.gguf");
+assert.equal(model.id, "stories260K.gguf");
+console.log("models.retrieve:", model.id);

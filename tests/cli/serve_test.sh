@@ -94,21 +94,35 @@ case "$scenario" in
     stop_server
     ;;
   sigterm_mid_stream)
-    # A sink_window cache never fills: the generation runs until SIGTERM,
-    # whose stream still ends with a finish chunk and [DONE].
+    # A sink_window cache never fills: the generation runs until SIGTERM.
+    # Its stream ends with an error event, never with a finish_reason or
+    # [DONE] that would read as a complete answer; a whole (unstreamed)
+    # request cut the same way gets 503 with the error object.
     start_server --set cache.plugin=sink_window --set cache.window=64
     curl -sN "$base/v1/completions" \
       -d '{"prompt": "Once upon a time", "max_tokens": 100000, "stream": true}' >"$work/stream" &
     curl_pid=$!
+    curl -s -o "$work/whole" -w '%{http_code}' "$base/v1/completions" \
+      -d '{"prompt": "Once upon a time", "max_tokens": 100000}' >"$work/whole_status" &
+    whole_pid=$!
     for _ in $(seq 1 100); do
       [ -s "$work/stream" ] && break
       sleep 0.05
     done
+    sleep 0.3
     stop_server
-    wait "$curl_pid"
+    wait "$curl_pid" "$whole_pid"
     tail -c 400 "$work/stream"
-    tail -n 2 "$work/stream" | grep -q '^data: \[DONE\]$' || fail "the stream was cut, no [DONE]"
-    grep -Eq '"finish_reason":"(stop|length)"' "$work/stream" || fail "no finish chunk"
+    echo
+    cat "$work/whole"
+    echo
+    tail -n 2 "$work/stream" | grep -q '"error"' || fail "the cut stream does not end with an error"
+    grep -q 'shutting down' "$work/stream" || fail "the error does not say the server stopped"
+    ! grep -q '\[DONE\]' "$work/stream" || fail "a cut stream ends with [DONE]"
+    ! grep -Eq '"finish_reason":"(stop|length)"' "$work/stream" ||
+      fail "a cut stream has a finish_reason"
+    [ "$(cat "$work/whole_status")" = 503 ] || fail "a cut whole answer is not 503"
+    grep -q '"error"' "$work/whole" || fail "the 503 carries no error object"
     ;;
   grpc_listens)
     # Both faces at once; the gRPC one says where it listens and stops with the rest.

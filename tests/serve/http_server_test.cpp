@@ -18,6 +18,7 @@
 #include "core/engine/engine.h"
 #include "tests/model/engine_test_util.h"
 #include "tests/serve/serve_configs.h"
+#include "tests/serve/served.h"
 
 namespace tessera::serve {
 namespace {
@@ -28,48 +29,7 @@ using ::testing::HasSubstr;
 using testing_configs::kConfig;
 using testing_configs::kEndless;
 
-// A server on a free loopback port, serving on a thread of its own.
-class Served {
- public:
-  explicit Served(std::vector<std::string> keys = {}, std::string sampling = "",
-                  const char* config = kConfig) {
-    engine_ = testing::make_engine("stories260K.gguf", config + sampling);
-    if (engine_ == nullptr) return;
-    runtime_ = std::make_unique<SessionRuntime>(*engine_, SessionLimits{});
-    std::vector<std::string> warnings;
-    auto chat = cli::chat_setup(*engine_, "chatml", "", warnings);
-    EXPECT_TRUE(chat.ok()) << chat.status().to_string();
-    HttpOptions options;
-    options.port = 0;
-    options.api_keys = std::move(keys);
-    options.model_name = "stories260K.gguf";
-    options.default_max_tokens = 24;
-    server_ = std::make_unique<HttpServer>(*engine_, *runtime_, std::move(*chat), options);
-    const Status bound = server_->bind();
-    EXPECT_TRUE(bound.ok()) << bound.to_string();
-    thread_ = std::thread([this] { server_->serve(); });
-  }
-  ~Served() {
-    if (server_) server_->stop();
-    if (thread_.joinable()) thread_.join();
-    server_.reset();
-    if (runtime_) runtime_->shutdown();
-  }
-  bool ok() const { return engine_ != nullptr && server_ != nullptr; }
-  Engine& engine() { return *engine_; }
-  SessionRuntime& runtime() { return *runtime_; }
-  httplib::Client client() const {
-    httplib::Client c("127.0.0.1", server_->port());
-    c.set_read_timeout(60, 0);
-    return c;
-  }
-
- private:
-  std::unique_ptr<Engine> engine_;
-  std::unique_ptr<SessionRuntime> runtime_;
-  std::unique_ptr<HttpServer> server_;
-  std::thread thread_;
-};
+using testing_served::Served;
 
 // The engine's own greedy text for a prompt.
 std::string generated_text(Engine& engine, const std::string& prompt, int64_t tokens) {

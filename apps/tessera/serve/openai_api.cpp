@@ -116,6 +116,70 @@ Status parse_stop(const json& body, CompletionRequest& request) {
   return ok_status();
 }
 
+Status parse_stream_options(const json& body, CompletionRequest& request) {
+  if (!body.contains("stream_options") || body.at("stream_options").is_null()) return ok_status();
+  const json& options = body.at("stream_options");
+  if (!options.is_object()) return field_error("stream_options", "must be an object");
+  if (!options.contains("include_usage") || options.at("include_usage").is_null())
+    return ok_status();
+  if (!options.at("include_usage").is_boolean())
+    return field_error("stream_options.include_usage", "must be true or false");
+  request.include_usage = options.at("include_usage").get<bool>();
+  return ok_status();
+}
+
+bool is_zero_number(const json& v) {
+  return v.is_number() && v.get<double>() == 0;
+}
+bool is_empty(const json& v) {
+  return v.is_null() || (v.is_structured() && v.empty());
+}
+
+// Fields whose feature is not served: refused by name when asked for, taken
+// when they ask for nothing (false, 0, null, empty), as clients often send.
+Status refuse_unimplemented(const json& body, bool chat) {
+  const auto unsupported = [](const std::string& field, const std::string& what) {
+    return Status(StatusCode::kUnimplemented,
+                  "'" + field + "' is not supported by this server (" + what + ")");
+  };
+  if (body.contains("logprobs")) {
+    const json& v = body.at("logprobs");
+    if (!(v.is_null() || (v.is_boolean() && !v.get<bool>()) || is_zero_number(v)))
+      return unsupported("logprobs", "token log-probabilities are not returned yet");
+  }
+  if (body.contains("top_logprobs") && !body.at("top_logprobs").is_null() &&
+      !is_zero_number(body.at("top_logprobs")))
+    return unsupported("top_logprobs", "token log-probabilities are not returned yet");
+  if (body.contains("echo") && !(body.at("echo").is_null() ||
+                                 (body.at("echo").is_boolean() && !body.at("echo").get<bool>())))
+    return unsupported("echo", "the prompt is not echoed");
+  if (body.contains("logit_bias") && !is_empty(body.at("logit_bias")))
+    return unsupported("logit_bias", "logits are not biased");
+  for (const char* penalty : {"presence_penalty", "frequency_penalty"})
+    if (body.contains(penalty) && !body.at(penalty).is_null() && !is_zero_number(body.at(penalty)))
+      return unsupported(penalty, "repetition penalties are not applied yet; send 0 or omit it");
+  if (body.contains("best_of") && !body.at("best_of").is_null() &&
+      !(body.at("best_of").is_number_integer() && body.at("best_of").get<int64_t>() == 1))
+    return unsupported("best_of", "one completion is generated per request");
+  if (body.contains("suffix") && !is_empty(body.at("suffix")) &&
+      !(body.at("suffix").is_string() && body.at("suffix").get<std::string>().empty()))
+    return unsupported("suffix", "insertion is not supported");
+  if (body.contains("response_format") && !body.at("response_format").is_null()) {
+    const json& format = body.at("response_format");
+    if (!format.is_object() || format.value("type", json()) != "text")
+      return unsupported("response_format", "only {\"type\": \"text\"} is served");
+  }
+  if (chat) {
+    for (const char* field : {"tools", "functions"})
+      if (body.contains(field) && !is_empty(body.at(field)))
+        return unsupported(field, "tool calls are not supported");
+    if (body.contains("tool_choice") && !body.at("tool_choice").is_null() &&
+        body.at("tool_choice") != "none")
+      return unsupported("tool_choice", "tool calls are not supported");
+  }
+  return ok_status();
+}
+
 }  // namespace
 
 Result<CompletionRequest> parse_completion_request(std::string_view body_text, bool chat) {
@@ -138,7 +202,7 @@ Result<CompletionRequest> parse_completion_request(std::string_view body_text, b
     ASSIGN_OR_RETURN(request.temperature, number_in(body, "temperature", 0, 100));
   }
   if (body.contains("top_p") && !body.at("top_p").is_null()) {
-    ASSIGN_OR_RETURN(request.top_p, number_in(body, "top_p", 1e-9, 1));
+    ASSIGN_OR_RETURN(request.top_p, number_in(body, "top_p", 0, 1));  // 0: greedy
   }
   if (body.contains("top_k") && !body.at("top_k").is_null()) {
     ASSIGN_OR_RETURN(request.top_k, integer_in(body, "top_k", 0, 1 << 24));
@@ -159,14 +223,15 @@ Result<CompletionRequest> parse_completion_request(std::string_view body_text, b
     if (!body.at(field).is_boolean()) return field_error(field, "must be true or false");
     *flag = body.at(field).get<bool>();
   }
-  if (body.contains("stream_options") && body.at("stream_options").is_object())
-    request.include_usage = body.at("stream_options").value("include_usage", false);
+  RETURN_IF_ERROR(parse_stream_options(body, request));
+  RETURN_IF_ERROR(refuse_unimplemented(body, chat));
   return request;
 }
 
-std::string finish_reason(const std::string& stop_reason) {
+std::optional<std::string> complete_finish_reason(const std::string& stop_reason) {
   if (stop_reason == "max_tokens" || stop_reason == "cache_full") return "length";
-  return "stop";
+  if (stop_reason == "eos" || stop_reason == "stop_token") return "stop";
+  return std::nullopt;
 }
 
 namespace {
@@ -192,6 +257,7 @@ std::string completion_json(const CompletionResult& r, bool chat) {
     choice["text"] = r.text;
   out["choices"] = json::array({choice});
   out["usage"] = usage(r);
+  out["seed"] = r.seed;
   return dump(out);
 }
 
@@ -220,20 +286,35 @@ std::string usage_chunk(const CompletionResult& r, bool chat) {
   return "data: " + dump(out) + "\n\n";
 }
 
-std::string error_json(std::string_view message, std::string_view type, std::string_view code) {
+std::string error_json(std::string_view message, std::string_view type,
+                       const std::optional<std::string>& code,
+                       const std::optional<std::string>& param) {
   return dump({{"error",
                 {{"message", std::string(message)},
                  {"type", std::string(type)},
-                 {"param", nullptr},
-                 {"code", std::string(code)}}}});
+                 {"param", param ? json(*param) : json(nullptr)},
+                 {"code", code ? json(*code) : json(nullptr)}}}});
 }
 
+std::optional<std::string> error_param(std::string_view message) {
+  if (message.size() < 3 || message.front() != '\'') return std::nullopt;
+  const std::size_t end = message.find('\'', 1);
+  if (end == std::string_view::npos || end == 1 || end > 64) return std::nullopt;
+  return std::string(message.substr(1, end - 1));
+}
+
+namespace {
+json model_object(const std::string& model, int64_t created) {
+  return {{"id", model}, {"object", "model"}, {"created", created}, {"owned_by", "tessera"}};
+}
+}  // namespace
+
 std::string models_json(const std::string& model, int64_t created) {
-  return dump({{"object", "list"},
-               {"data", json::array({{{"id", model},
-                                      {"object", "model"},
-                                      {"created", created},
-                                      {"owned_by", "tessera"}}})}});
+  return dump({{"object", "list"}, {"data", json::array({model_object(model, created)})}});
+}
+
+std::string model_json(const std::string& model, int64_t created) {
+  return dump(model_object(model, created));
 }
 
 }  // namespace tessera::serve

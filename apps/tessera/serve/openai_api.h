@@ -38,7 +38,9 @@ struct CompletionRequest {
 
 // INVALID_ARGUMENT naming the field for a body that is not what the API
 // takes (bad JSON, wrong types, out-of-range values, an empty prompt or
-// message list, `n` other than 1).
+// message list, `n` other than 1); UNIMPLEMENTED naming the field for a
+// feature this server does not have (logprobs, echo, logit_bias, penalties,
+// response_format other than text, tools), never silently ignored.
 Result<CompletionRequest> parse_completion_request(std::string_view body, bool chat);
 
 struct CompletionResult {
@@ -49,6 +51,7 @@ struct CompletionResult {
   std::string finish_reason;  // "stop" | "length"
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;
+  uint64_t seed = 0;  // the sampler's seed (the request's, or drawn for it)
 };
 
 // The whole response body.
@@ -62,12 +65,20 @@ std::string completion_chunk(const CompletionResult& result, bool chat, const st
 std::string usage_chunk(const CompletionResult& result, bool chat);
 inline constexpr std::string_view kStreamDone = "data: [DONE]\n\n";
 
-// {"error": {...}} as OpenAI writes errors.
-std::string error_json(std::string_view message, std::string_view type, std::string_view code);
-// GET /v1/models.
+// {"error": {...}} as OpenAI writes errors (code and param null when absent).
+std::string error_json(std::string_view message, std::string_view type,
+                       const std::optional<std::string>& code,
+                       const std::optional<std::string>& param = std::nullopt);
+// The field an error message names ("'top_p' must be ..." -> "top_p").
+std::optional<std::string> error_param(std::string_view message);
+// GET /v1/models, and GET /v1/models/{id} for the one served.
 std::string models_json(const std::string& model, int64_t created);
+std::string model_json(const std::string& model, int64_t created);
 
-// The stop reason of a turn in OpenAI's words.
-std::string finish_reason(const std::string& stop_reason);
+// The finish_reason of a turn that ended its answer: "stop" (end of text, a
+// stop token or string), "length" (max_tokens, or the context is full);
+// nullopt for a turn cut short (shutdown, cancelled, a failure), which must
+// not look complete.
+std::optional<std::string> complete_finish_reason(const std::string& stop_reason);
 
 }  // namespace tessera::serve
