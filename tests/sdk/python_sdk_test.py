@@ -21,6 +21,19 @@ class PythonSdk(unittest.TestCase):
     def tearDown(self):
         self.client.close()
 
+    def test_the_seed_is_reported_and_the_history_shown_when_asked(self):
+        session = self.client.create_session(temperature=1.0)
+        self.assertIsNotNone(session.seed)
+        self.assertEqual(session.info().seed, session.seed)
+        prompt = self.client.tokenize("Once upon a time", add_bos=True)
+        session.append(prompt)
+        reply = [t.id for t in session.generate(max_tokens=12, ignore_eos=True)]
+        self.assertEqual(list(session.info(include_history=True).history), prompt + reply)
+        self.assertEqual(len(session.info().history), 0)
+        replay = self.client.create_session(temperature=1.0, seed=session.seed)
+        replay.append(prompt)
+        self.assertEqual([t.id for t in replay.generate(max_tokens=12, ignore_eos=True)], reply)
+
     def test_turns_keep_the_history(self):
         session = self.client.create_session(temperature=0.0)
         history = self.client.tokenize("Once upon a time", add_bos=True)

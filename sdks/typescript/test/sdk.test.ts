@@ -54,6 +54,22 @@ test("turns keep the history and never feed it again", async () => {
   await fork.close();
 });
 
+test("the seed is reported and the history shown when asked", async () => {
+  const session = await client.createSession({ temperature: 1 });
+  assert.equal(typeof session.seed, "number");
+  assert.equal((await session.info()).seed, session.seed);
+  const prompt = await client.tokenize("Once upon a time", { addBos: true });
+  await session.append(prompt);
+  const reply = await collect(session, 12);
+  assert.deepEqual((await session.info({ includeHistory: true })).history, [...prompt, ...reply]);
+  assert.deepEqual((await session.info()).history, []);
+  const replay = await client.createSession({ temperature: 1, seed: session.seed });
+  await replay.append(prompt);
+  assert.deepEqual(await collect(replay, 12), reply);
+  await session.close();
+  await replay.close();
+});
+
 test("refusals are TesseraErrors with the gRPC status", async () => {
   const session = await client.createSession();
   const outside = await rejection(session.append([1, 1 << 20]));
