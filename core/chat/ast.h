@@ -42,6 +42,10 @@ struct Expr {
   bool negated = false;
   std::vector<ExprPtr> args;
   std::vector<std::pair<std::string, ExprPtr>> kwargs;
+  // Levels of expressions from this one down to its deepest leaf (1 for a
+  // leaf). The parser bounds it: evaluating, checking and destroying an
+  // expression recurse that deep.
+  int height = 1;
 };
 
 struct Stmt;

@@ -1,5 +1,6 @@
 #include "core/chat/parser.h"
 
+#include <algorithm>
 #include <charconv>
 #include <set>
 #include <vector>
@@ -10,7 +11,11 @@ namespace tessera::chat {
 namespace {
 
 // Deeper nesting than this is no chat template; refusing it keeps the
-// recursive parser and renderer off the end of the stack.
+// recursive parser, renderer and destructor off the end of the stack. One
+// budget for everything that nests: blocks, brackets and the recursive
+// productions count while they are parsed, and each expression node counts
+// its height, so a chain (1+1+..., x.a.a..., x|f|f...) spends one level per
+// link although it is parsed by a loop.
 constexpr int kMaxNesting = 96;
 
 class Parser {
@@ -43,6 +48,10 @@ class Parser {
   }
   Status error(SourcePos at, const std::string& message) const {
     return invalid_argument(where(origin_, at) + message);
+  }
+  Status too_deep(SourcePos at, const std::string& what) const {
+    return error(at, what + " nested too deeply (more than " + std::to_string(kMaxNesting) +
+                         " levels of blocks, brackets, operators, filters and calls)");
   }
   Status unsupported(SourcePos at, const std::string& what) const {
     return unimplemented(where(origin_, at) + what +
@@ -88,7 +97,7 @@ class Parser {
   // Parses statements until a {% tag %} whose keyword is in `enders` (left
   // unconsumed, positioned at the keyword) or the end of input.
   Result<Body> parse_body(const std::set<std::string_view>& enders) {
-    if (++depth_ > kMaxNesting) return error(peek().pos, "blocks nested too deeply");
+    if (++depth_ > kMaxNesting) return too_deep(peek().pos, "blocks");
     Body body;
     while (true) {
       const Token& t = peek();
@@ -240,7 +249,7 @@ class Parser {
     e->args.push_back(std::move(placeholder));
     if (is_op("(")) RETURN_IF_ERROR(parse_arguments(*e));
     if (is_op("|")) return unsupported(peek().pos, "a chain of filters in '{% filter %}'");
-    stmt->expr = std::move(e);
+    ASSIGN_OR_RETURN(stmt->expr, finish(std::move(e)));
     RETURN_IF_ERROR(expect_block_end());
     ASSIGN_OR_RETURN(stmt->body, parse_body({"endfilter"}));
     next();
@@ -312,11 +321,24 @@ class Parser {
     e->pos = at;
     return e;
   }
-  ExprPtr make_binary(std::string op, ExprPtr left, ExprPtr right, SourcePos at) {
+  Result<ExprPtr> make_binary(std::string op, ExprPtr left, ExprPtr right, SourcePos at) {
     ExprPtr e = make(Expr::Kind::kBinary, at);
     e->name = std::move(op);
     e->args.push_back(std::move(left));
     e->args.push_back(std::move(right));
+    return finish(std::move(e));
+  }
+
+  // Every node with operands passes here once they are attached: its height
+  // on top of the levels enclosing it must fit the budget. Checked as each
+  // link of a chain is added, so a refused chain is never built past it.
+  Result<ExprPtr> finish(ExprPtr e) {
+    int below = 0;
+    for (const auto& arg : e->args)
+      if (arg) below = std::max(below, arg->height);
+    for (const auto& [key, arg] : e->kwargs) below = std::max(below, arg->height);
+    e->height = below + 1;
+    if (depth_ + e->height > kMaxNesting) return too_deep(e->pos, "expression");
     return e;
   }
 
@@ -328,7 +350,7 @@ class Parser {
 
   Result<ExprPtr> parse_expression() {
     DepthGuard guard(depth_);
-    if (depth_ > kMaxNesting) return error(peek().pos, "expression nested too deeply");
+    if (depth_ > kMaxNesting) return too_deep(peek().pos, "expression");
     ASSIGN_OR_RETURN(ExprPtr value, parse_or_expression());
     while (is_name("if")) {
       const SourcePos at = next().pos;
@@ -342,7 +364,7 @@ class Parser {
       e->args.push_back(std::move(value));
       e->args.push_back(std::move(condition));
       e->args.push_back(std::move(otherwise));
-      value = std::move(e);
+      ASSIGN_OR_RETURN(value, finish(std::move(e)));
     }
     return value;
   }
@@ -352,7 +374,7 @@ class Parser {
     while (is_name("or")) {
       const SourcePos at = next().pos;
       ASSIGN_OR_RETURN(ExprPtr right, parse_and());
-      left = make_binary("or", std::move(left), std::move(right), at);
+      ASSIGN_OR_RETURN(left, make_binary("or", std::move(left), std::move(right), at));
     }
     return left;
   }
@@ -362,7 +384,7 @@ class Parser {
     while (is_name("and")) {
       const SourcePos at = next().pos;
       ASSIGN_OR_RETURN(ExprPtr right, parse_not());
-      left = make_binary("and", std::move(left), std::move(right), at);
+      ASSIGN_OR_RETURN(left, make_binary("and", std::move(left), std::move(right), at));
     }
     return left;
   }
@@ -370,13 +392,13 @@ class Parser {
   Result<ExprPtr> parse_not() {
     if (is_name("not")) {
       DepthGuard guard(depth_);
-      if (depth_ > kMaxNesting) return error(peek().pos, "expression nested too deeply");
+      if (depth_ > kMaxNesting) return too_deep(peek().pos, "expression");
       const SourcePos at = next().pos;
       ExprPtr e = make(Expr::Kind::kUnary, at);
       e->name = "not";
       ASSIGN_OR_RETURN(ExprPtr operand, parse_not());
       e->args.push_back(std::move(operand));
-      return e;
+      return finish(std::move(e));
     }
     return parse_compare();
   }
@@ -401,7 +423,7 @@ class Parser {
         return left;
       }
       ASSIGN_OR_RETURN(ExprPtr right, parse_math1());
-      left = make_binary(op, std::move(left), std::move(right), at);
+      ASSIGN_OR_RETURN(left, make_binary(op, std::move(left), std::move(right), at));
     }
   }
 
@@ -410,7 +432,7 @@ class Parser {
     while (is_op("+") || is_op("-")) {
       const Token op = next();
       ASSIGN_OR_RETURN(ExprPtr right, parse_concat());
-      left = make_binary(op.text, std::move(left), std::move(right), op.pos);
+      ASSIGN_OR_RETURN(left, make_binary(op.text, std::move(left), std::move(right), op.pos));
     }
     return left;
   }
@@ -420,7 +442,7 @@ class Parser {
     while (is_op("~")) {
       const Token op = next();
       ASSIGN_OR_RETURN(ExprPtr right, parse_math2());
-      left = make_binary("~", std::move(left), std::move(right), op.pos);
+      ASSIGN_OR_RETURN(left, make_binary("~", std::move(left), std::move(right), op.pos));
     }
     return left;
   }
@@ -430,7 +452,7 @@ class Parser {
     while (is_op("*") || is_op("/") || is_op("//") || is_op("%")) {
       const Token op = next();
       ASSIGN_OR_RETURN(ExprPtr right, parse_pow());
-      left = make_binary(op.text, std::move(left), std::move(right), op.pos);
+      ASSIGN_OR_RETURN(left, make_binary(op.text, std::move(left), std::move(right), op.pos));
     }
     return left;
   }
@@ -440,14 +462,14 @@ class Parser {
     while (is_op("**")) {
       const Token op = next();
       ASSIGN_OR_RETURN(ExprPtr right, parse_unary(true));
-      left = make_binary("**", std::move(left), std::move(right), op.pos);
+      ASSIGN_OR_RETURN(left, make_binary("**", std::move(left), std::move(right), op.pos));
     }
     return left;
   }
 
   Result<ExprPtr> parse_unary(bool with_filter) {
     DepthGuard guard(depth_);
-    if (depth_ > kMaxNesting) return error(peek().pos, "expression nested too deeply");
+    if (depth_ > kMaxNesting) return too_deep(peek().pos, "expression");
     ExprPtr node;
     if (is_op("-") || is_op("+")) {
       const Token op = next();
@@ -455,6 +477,7 @@ class Parser {
       node->name = op.text;
       ASSIGN_OR_RETURN(ExprPtr operand, parse_unary(false));
       node->args.push_back(std::move(operand));
+      ASSIGN_OR_RETURN(node, finish(std::move(node)));
     } else {
       ASSIGN_OR_RETURN(node, parse_primary());
     }
@@ -518,7 +541,7 @@ class Parser {
             tuple->args.push_back(std::move(item));
           }
           RETURN_IF_ERROR(expect_op(")"));
-          return tuple;
+          return finish(std::move(tuple));
         }
         if (t.text == "[") {
           ExprPtr list = make(Expr::Kind::kList, t.pos);
@@ -529,7 +552,7 @@ class Parser {
             next();
           }
           RETURN_IF_ERROR(expect_op("]"));
-          return list;
+          return finish(std::move(list));
         }
         if (t.text == "{") {
           ExprPtr dict = make(Expr::Kind::kDict, t.pos);
@@ -543,7 +566,7 @@ class Parser {
             next();
           }
           RETURN_IF_ERROR(expect_op("}"));
-          return dict;
+          return finish(std::move(dict));
         }
         break;
       default:
@@ -567,7 +590,7 @@ class Parser {
           ASSIGN_OR_RETURN(e->name, expect_name());
           e->args.push_back(std::move(node));
         }
-        node = std::move(e);
+        ASSIGN_OR_RETURN(node, finish(std::move(e)));
       } else if (is_op("[")) {
         ASSIGN_OR_RETURN(node, parse_subscript(std::move(node)));
       } else if (is_op("(")) {
@@ -601,14 +624,14 @@ class Parser {
       ExprPtr e = make(Expr::Kind::kSubscript, at);
       e->args.push_back(std::move(node));
       e->args.push_back(std::move(parts[0]));
-      return e;
+      return finish(std::move(e));
     }
     if (parts.size() > 3) return error(at, "a slice has at most start:stop:step");
     ExprPtr e = make(Expr::Kind::kSlice, at);
     e->args.push_back(std::move(node));
     for (auto& part : parts) e->args.push_back(std::move(part));
     while (e->args.size() < 4) e->args.push_back(nullptr);
-    return e;
+    return finish(std::move(e));
   }
 
   // Positional and keyword arguments in parentheses into e->args / e->kwargs.
@@ -636,7 +659,7 @@ class Parser {
     ExprPtr e = make(Expr::Kind::kCall, peek().pos);
     e->args.push_back(std::move(callee));
     RETURN_IF_ERROR(parse_arguments(*e));
-    return e;
+    return finish(std::move(e));
   }
 
   Result<ExprPtr> parse_filters_and_tests(ExprPtr node) {
@@ -647,7 +670,7 @@ class Parser {
         ASSIGN_OR_RETURN(e->name, expect_name());
         e->args.push_back(std::move(node));
         if (is_op("(")) RETURN_IF_ERROR(parse_arguments(*e));
-        node = std::move(e);
+        ASSIGN_OR_RETURN(node, finish(std::move(e)));
       } else if (is_name("is")) {
         next();
         ExprPtr e = make(Expr::Kind::kTest, peek().pos);
@@ -668,7 +691,7 @@ class Parser {
           ASSIGN_OR_RETURN(arg, parse_postfix(std::move(arg)));
           e->args.push_back(std::move(arg));
         }
-        node = std::move(e);
+        ASSIGN_OR_RETURN(node, finish(std::move(e)));
       } else if (is_op("(")) {
         ASSIGN_OR_RETURN(node, parse_call(std::move(node)));
       } else {
