@@ -46,7 +46,7 @@ Result<Value> call_global(std::string_view name, const CallArgs& args, const Bui
 
 // Whether `value` holds the container `identity` anywhere inside it (to keep
 // append and namespace assignment from building reference cycles).
-bool contains_container(const Value& value, const void* identity, int depth = 0);
+bool contains_container(const Value& value, const void* identity);
 
 // Python's str.strip family: `chars` none or undefined means whitespace.
 std::string strip_chars(const std::string& s, const Value& chars, bool left, bool right);

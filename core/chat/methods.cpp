@@ -2,6 +2,8 @@
 // in tests.cpp.
 #include <cstdio>
 #include <set>
+#include <unordered_set>
+#include <vector>
 
 #include "core/chat/builtins.h"
 #include "core/chat/format.h"
@@ -258,15 +260,22 @@ std::string strip_chars(const std::string& s, const Value& chars, bool left, boo
   return s.substr(begin, end - begin);
 }
 
-bool contains_container(const Value& value, const void* identity, int depth) {
-  if (identity == nullptr || depth > 256) return depth > 256;
-  if (value.container_identity() == identity) return true;
-  if (value.is_array()) {
-    for (const Value& item : value.as_array())
-      if (contains_container(item, identity, depth + 1)) return true;
-  } else if (value.is_object()) {
-    for (const auto& [key, item] : value.as_object().entries())
-      if (contains_container(item, identity, depth + 1)) return true;
+bool contains_container(const Value& value, const void* identity) {
+  if (identity == nullptr) return false;
+  // A worklist, as values may nest deeply; each container once, as they may
+  // share (x = [x, x] doubles the paths through x each time).
+  std::vector<const Value*> pending{&value};
+  std::unordered_set<const void*> seen;
+  while (!pending.empty()) {
+    const Value* v = pending.back();
+    pending.pop_back();
+    if (v->container_identity() == identity) return true;
+    if (v->container_identity() && !seen.insert(v->container_identity()).second) continue;
+    if (v->is_array()) {
+      for (const Value& item : v->as_array()) pending.push_back(&item);
+    } else if (v->is_object()) {
+      for (const auto& [key, item] : v->as_object().entries()) pending.push_back(&item);
+    }
   }
   return false;
 }

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <utility>
 
 namespace tessera::chat {
 
@@ -26,6 +28,32 @@ void Object::set(std::string key, Value value) {
     return;
   }
   entries_.emplace_back(std::move(key), std::move(value));
+}
+
+Value::~Value() {
+  if (kind_ != Kind::kArray && kind_ != Kind::kObject) return;
+  std::vector<Value> pending;
+  release_nested(pending);
+  while (!pending.empty()) {
+    Value last = std::move(pending.back());
+    pending.pop_back();
+    last.release_nested(pending);
+  }  // `last` dies holding nothing nested, so its destructor stops here
+}
+
+void Value::release_nested(std::vector<Value>& out) {
+  const auto keep = [&](Value& item) {
+    if (item.is_array() || item.is_object()) out.push_back(std::exchange(item, Value()));
+  };
+  if (kind_ == Kind::kArray) {
+    const auto& items = std::get<std::shared_ptr<Array>>(data_);
+    if (items.use_count() != 1) return;  // another holder keeps it (or it was moved from)
+    for (Value& item : *items) keep(item);
+  } else if (kind_ == Kind::kObject) {
+    const auto& entries = std::get<std::shared_ptr<Object>>(data_);
+    if (entries.use_count() != 1) return;
+    for (auto& [key, item] : entries->mutable_entries()) keep(item);
+  }
 }
 
 Value Value::none() {
@@ -171,7 +199,11 @@ Value& Value::push_back(Value value) {
   return *this;
 }
 
-bool values_equal(const Value& a, const Value& b) {
+namespace {
+
+// One level of ==; containers of equal shape queue their items in `pending`.
+bool shallow_equal(const Value& a, const Value& b,
+                   std::vector<std::pair<const Value*, const Value*>>& pending) {
   const bool a_num = a.is_number() || a.is_bool();
   const bool b_num = b.is_number() || b.is_bool();
   if (a_num && b_num) {
@@ -189,11 +221,11 @@ bool values_equal(const Value& a, const Value& b) {
     case Value::Kind::kFunction:
       return a.as_string() == b.as_string();
     case Value::Kind::kArray: {
+      if (a.container_identity() == b.container_identity()) return true;
       const Array& x = a.as_array();
       const Array& y = b.as_array();
       if (x.size() != y.size()) return false;
-      for (std::size_t i = 0; i < x.size(); ++i)
-        if (!values_equal(x[i], y[i])) return false;
+      for (std::size_t i = 0; i < x.size(); ++i) pending.emplace_back(&x[i], &y[i]);
       return true;
     }
     case Value::Kind::kObject: {
@@ -203,13 +235,32 @@ bool values_equal(const Value& a, const Value& b) {
       if (x.size() != y.size() || a.is_namespace() || b.is_namespace()) return false;
       for (const auto& [key, value] : x.entries()) {
         const Value* other = y.find(key);
-        if (!other || !values_equal(value, *other)) return false;
+        if (!other) return false;
+        pending.emplace_back(&value, other);
       }
       return true;
     }
     default:
       return false;
   }
+}
+
+}  // namespace
+
+bool values_equal(const Value& a, const Value& b) {
+  std::vector<std::pair<const Value*, const Value*>> pending{{&a, &b}};
+  // Each pair of containers once: shared items would otherwise be compared
+  // once per path to them, which doubles per level in x = [x, x].
+  std::set<std::pair<const void*, const void*>> compared;
+  while (!pending.empty()) {
+    const auto [x, y] = pending.back();
+    pending.pop_back();
+    if (x->container_identity() && y->container_identity() &&
+        !compared.emplace(x->container_identity(), y->container_identity()).second)
+      continue;
+    if (!shallow_equal(*x, *y, pending)) return false;
+  }
+  return true;
 }
 
 namespace {

@@ -26,6 +26,14 @@ class Value {
   enum class Kind { kUndefined, kNone, kBool, kInt, kFloat, kString, kArray, kObject, kFunction };
 
   Value() = default;  // undefined
+  Value(const Value&) = default;
+  Value(Value&&) noexcept = default;
+  Value& operator=(const Value&) = default;
+  Value& operator=(Value&&) noexcept = default;
+  // Lists and dicts nested inside are torn down from a worklist, not by
+  // recursion: a template can nest values as deep as its step budget lets
+  // it, far past what the stack holds.
+  ~Value();
   static Value none();
   static Value boolean(bool b);
   static Value integer(int64_t i);
@@ -78,6 +86,10 @@ class Value {
   Value& push_back(Value value);             // this must be an array
 
  private:
+  // Moves the lists and dicts this one holds into `out` when this is their
+  // last holder (so they die there, not inside this one's destructor).
+  void release_nested(std::vector<Value>& out);
+
   Kind kind_ = Kind::kUndefined;
   bool namespace_ = false;
   std::variant<std::monostate, bool, int64_t, double, std::string, std::shared_ptr<Array>,
@@ -93,6 +105,7 @@ class Object {
   Value* find(std::string_view key);
   void set(std::string key, Value value);  // replaces in place or appends
   const std::vector<std::pair<std::string, Value>>& entries() const { return entries_; }
+  std::vector<std::pair<std::string, Value>>& mutable_entries() { return entries_; }
   std::size_t size() const { return entries_.size(); }
 
  private:
@@ -100,7 +113,7 @@ class Object {
 };
 
 // Equality as Python's ==: numbers compare by value across int/float/bool,
-// containers element by element.
+// containers element by element (with a worklist: values may nest deeply).
 bool values_equal(const Value& a, const Value& b);
 
 // A copy that shares no list or dict with `value` (below 256 levels), so a

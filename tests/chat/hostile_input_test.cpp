@@ -107,5 +107,36 @@ TEST(ChatHostile, NestingInsideMacrosCalledRecursivelyIsBounded) {
             "123456789101112");
 }
 
+TEST(ChatHostile, ValuesNestedAtRenderTimeAreDestroyedAndPrintedSafely) {
+  // A million nested lists, each wrapping the last (in the loop's scope, as
+  // Jinja scopes it): the step budget ends the loop, and the value is torn
+  // down iteratively (recursion would overflow the stack).
+  expect_refused(render("{% set x = [] %}{% for i in range(1000000) %}{% set x = [x] %}"
+                        "{% endfor %}\n{{ x|length }}"),
+                 StatusCode::kResourceExhausted, "steps", "test.jinja:1:");
+  EXPECT_EQ(text("{% set x = [] %}{% for i in range(500000) %}{% set x = [x] %}"
+                 "{% if loop.last %}{{ x|length }}{% endif %}{% endfor %}{{ x|length }}"),
+            "10");
+  expect_refused(render("{% set x = {} %}{% for i in range(200000) %}{% set x = {'a': x} %}\n"
+                        "{% if loop.last %}{{ x|length }}{{ x|tojson }}{% endif %}{% endfor %}"),
+                 StatusCode::kInvalidArgument, "tojson: value nested deeper than", "test.jinja:2:");
+  // Lists chained through append, each append seeing a shallow value: nothing
+  // checks depth there, so tearing down and comparing must not recurse.
+  const auto chained = render(
+      "{% set root = [] %}{% set ns = namespace(cur=root) %}{% for i in range(300000) %}"
+      "{% set n = [] %}{% if ns.cur.append(n) %}{% endif %}{% set ns.cur = n %}{% endfor %}"
+      "{{ root == root }}{{ root }}");
+  ASSERT_TRUE(chained.ok()) << chained.status().to_string();
+  EXPECT_EQ(chained->substr(0, 8), "True[[[[");
+  const auto twins = render(
+      "{% set a = [] %}{% set b = [] %}{% set ns = namespace(x=a, y=b) %}"
+      "{% for i in range(100000) %}{% set n = [] %}{% set m = [] %}"
+      "{% if ns.x.append(n) or ns.y.append(m) %}{% endif %}{% set ns.x = n %}{% set ns.y = m %}"
+      "{% endfor %}{{ a == b }} {{ a != b }} {{ a }}");
+  ASSERT_TRUE(twins.ok()) << twins.status().to_string();
+  EXPECT_EQ(twins->substr(0, 14), "True False [[[");
+  EXPECT_NE(twins->find("..."), std::string::npos);  // repr stops descending
+}
+
 }  // namespace
 }  // namespace tessera::chat
