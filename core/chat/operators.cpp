@@ -40,9 +40,13 @@ Result<Value> compare(std::string_view op, const Value& a, const Value& b) {
 
 Result<Value> repeat(const Value& sequence, const Value& times, const RenderLimits& limits) {
   const int64_t n = std::max<int64_t>(0, times.is_bool() ? times.as_bool() : times.as_int());
+  // Nothing repeated any number of times is nothing (and must not loop 2**62 times).
+  const bool empty =
+      sequence.is_string() ? sequence.as_string().empty() : sequence.as_array().empty();
+  if (empty) return sequence.is_string() ? Value::string("") : Value::array();
   if (sequence.is_string()) {
     const std::size_t unit = sequence.as_string().size();
-    if (unit > 0 && static_cast<uint64_t>(n) > limits.max_output_bytes / unit)
+    if (static_cast<uint64_t>(n) > limits.max_output_bytes / unit)
       return resource_exhausted("string repetition past " +
                                 std::to_string(limits.max_output_bytes) + " bytes");
     std::string out;
@@ -50,7 +54,7 @@ Result<Value> repeat(const Value& sequence, const Value& times, const RenderLimi
     return Value::string(std::move(out));
   }
   const std::size_t unit = sequence.as_array().size();
-  if (unit > 0 && static_cast<uint64_t>(n) > limits.max_items / unit)
+  if (static_cast<uint64_t>(n) > limits.max_items / unit)
     return resource_exhausted("list repetition past " + std::to_string(limits.max_items) +
                               " items");
   Array out;

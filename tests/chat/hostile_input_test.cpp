@@ -138,5 +138,13 @@ TEST(ChatHostile, ValuesNestedAtRenderTimeAreDestroyedAndPrintedSafely) {
   EXPECT_NE(twins->find("..."), std::string::npos);  // repr stops descending
 }
 
+TEST(ChatHostile, RepeatingAnEmptySequenceHugeTimesIsImmediate) {
+  EXPECT_EQ(text("[{{ '' * 2**62 }}]"), "[]");
+  EXPECT_EQ(text("{{ [] * 2**62 }}"), "[]");
+  EXPECT_EQ(text("{{ (2**62) * '' }}"), "");
+  expect_refused(render("\n{{ 'a' * 2**62 }}"), StatusCode::kResourceExhausted,
+                 "string repetition past", "test.jinja:2:");
+}
+
 }  // namespace
 }  // namespace tessera::chat
