@@ -3,10 +3,9 @@
 #include "core/tokenizer/tokenizer.h"
 
 #include <algorithm>
-#include <array>
-#include <unordered_map>
 #include <utility>
 
+#include "core/tokenizer/added_token_matcher.h"
 #include "core/tokenizer/bpe_tokenizer.h"
 #include "core/tokenizer/llama_cpp_token_rules.h"
 #include "core/tokenizer/spm_tokenizer.h"
@@ -49,54 +48,10 @@ std::vector<AddedToken> added_tokens_of(const Vocabulary& vocab) {
 
 }  // namespace
 
-// A byte trie of the added tokens' texts, for leftmost-longest matching.
+// The added tokens and the automaton that finds them (ids index `tokens`).
 struct Tokenizer::SpecialMatcher {
-  struct Node {
-    std::unordered_map<unsigned char, int32_t> next;
-    int32_t token = -1;  // index into `tokens` of the token ending here
-  };
-  std::vector<Node> nodes{1};
+  AddedTokenMatcher matcher;
   std::vector<AddedToken> tokens;
-  std::array<bool, 256> can_start{};
-
-  void add(const std::string& text, const AddedToken& token) {
-    if (text.empty()) return;
-    int32_t node = 0;
-    for (char c : text) {
-      const auto byte = static_cast<unsigned char>(c);
-      auto it = nodes[static_cast<std::size_t>(node)].next.find(byte);
-      if (it == nodes[static_cast<std::size_t>(node)].next.end()) {
-        nodes.emplace_back();
-        const auto child = static_cast<int32_t>(nodes.size() - 1);
-        nodes[static_cast<std::size_t>(node)].next.emplace(byte, child);
-        node = child;
-      } else {
-        node = it->second;
-      }
-    }
-    Node& end = nodes[static_cast<std::size_t>(node)];
-    if (end.token >= 0) return;  // the first token of a repeated text wins
-    end.token = static_cast<int32_t>(tokens.size());
-    tokens.push_back(token);
-    can_start[static_cast<unsigned char>(text[0])] = true;
-  }
-
-  // The longest allowed token starting at text[pos]: (token index, length).
-  std::pair<int32_t, std::size_t> match(std::string_view text, std::size_t pos,
-                                        bool parse_special) const {
-    std::pair<int32_t, std::size_t> best{-1, 0};
-    int32_t node = 0;
-    for (std::size_t i = pos; i < text.size(); ++i) {
-      const auto& next = nodes[static_cast<std::size_t>(node)].next;
-      const auto it = next.find(static_cast<unsigned char>(text[i]));
-      if (it == next.end()) break;
-      node = it->second;
-      const int32_t t = nodes[static_cast<std::size_t>(node)].token;
-      if (t >= 0 && (parse_special || !tokens[static_cast<std::size_t>(t)].special))
-        best = {t, i + 1 - pos};
-    }
-    return best;
-  }
 };
 
 Tokenizer::Tokenizer(Vocabulary vocab)
@@ -113,9 +68,12 @@ Tokenizer::Tokenizer(Vocabulary vocab)
 
   auto specials = std::make_shared<SpecialMatcher>();
   for (const AddedToken& token : added_tokens_of(*vocab_)) {
-    if (has_token(token.id))
-      specials->add(vocab_->pieces[static_cast<std::size_t>(token.id)], token);
+    if (!has_token(token.id)) continue;
+    specials->matcher.add(vocab_->pieces[static_cast<std::size_t>(token.id)],
+                          static_cast<int32_t>(specials->tokens.size()), token.special);
+    specials->tokens.push_back(token);
   }
+  specials->matcher.build();
   specials_ = std::move(specials);
 
   for (int32_t id : {vocab_->eos_id, vocab_->eot_id})
@@ -160,25 +118,15 @@ std::vector<Tokenizer::Section> Tokenizer::partition(std::string_view text,
     if (strip_next) plain = trim_start(plain);
     if (!plain.empty()) sections.push_back({plain, -1});
   };
-  for (std::size_t pos = 0; pos < text.size();) {
-    if (!specials_->can_start[static_cast<unsigned char>(text[pos])]) {
-      ++pos;
-      continue;
-    }
-    const auto [index, length] = specials_->match(text, pos, parse_special);
-    if (index < 0) {
-      ++pos;
-      continue;
-    }
-    const AddedToken& token = specials_->tokens[static_cast<std::size_t>(index)];
-    std::string_view before = text.substr(text_start, pos - text_start);
+  for (const AddedTokenMatcher::Match& match : specials_->matcher.find(text, parse_special)) {
+    const AddedToken& token = specials_->tokens[static_cast<std::size_t>(match.id)];
+    std::string_view before = text.substr(text_start, match.begin - text_start);
     if (strip_next) before = trim_start(before);
     if (token.lstrip) before = trim_end(before);
     if (!before.empty()) sections.push_back({before, -1});
     sections.push_back({{}, token.id});
     strip_next = token.rstrip;
-    pos += length;
-    text_start = pos;
+    text_start = match.begin + match.length;
   }
   flush_text(text.size());
   return sections;
