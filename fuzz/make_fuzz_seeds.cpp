@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/gguf/gguf_writer.h"
@@ -43,6 +44,52 @@ std::vector<uint8_t> tiny_llama2c(int32_t seq_len) {
   for (std::size_t i = 0; i < floats; ++i)
     append(bytes, static_cast<float>(i % 13) * 0.0625f - 0.3f);
   return bytes;
+}
+
+std::vector<uint8_t> bytes_of(const std::string& text) {
+  return std::vector<uint8_t>(text.begin(), text.end());
+}
+
+std::string repeated(const std::string& piece, int times) {
+  std::string out;
+  for (int i = 0; i < times; ++i) out += piece;
+  return out;
+}
+
+// Templates past every nesting and work limit of the chat renderer, too long
+// to commit and for libFuzzer to grow by itself (its inputs start at 4 KB):
+// chains of 100,000 links, values nested a million deep at render time.
+void write_chat_seeds(const std::filesystem::path& dir) {
+  constexpr int kLinks = 100000;
+  const std::pair<const char*, std::string> seeds[] = {
+      {"plus-chain", "{{ 1" + repeated("+1", kLinks) + " }}"},
+      {"pow-chain", "{{ 1" + repeated("**1", kLinks) + " }}"},
+      {"subscript-chain", "{{ messages" + repeated("[0]", kLinks) + " }}"},
+      {"attribute-chain", "{{ x" + repeated(".a", kLinks) + " }}"},
+      {"filter-chain", "{{ 'a'" + repeated("|trim", kLinks) + " }}"},
+      {"deep-list",
+       "{% set x = [] %}{% for i in range(1000000) %}{% set x = [x] %}{% endfor %}"
+       "{{ x|length }}"},
+      {"deep-dict",
+       "{% set x = {} %}{% for i in range(200000) %}{% set x = {'a': x} %}"
+       "{% if loop.last %}{{ x|tojson }}{% endif %}{% endfor %}"},
+      {"macro-depth", "{% macro f(n) %}" + repeated("{% if true %}", 80) + "{{ f(n) }}" +
+                          repeated("{% endif %}", 80) + "{% endmacro %}{{ f(1) }}"},
+  };
+  for (const auto& [name, text] : seeds)
+    write(dir, std::string("seed-") + name + ".jinja", bytes_of(text));
+}
+
+// A tokenizer.json whose added token is 100,000 bytes: the fuzz target then
+// encodes the file's own text, which keeps nearly matching it.
+void write_tokenizer_json_seeds(const std::filesystem::path& dir) {
+  const std::string token = std::string(99999, 'a') + "b";
+  const std::string json = R"({"added_tokens": [{"id": 3, "content": ")" + token +
+                           R"(", "special": true}], "normalizer": null, "pre_tokenizer": null,
+  "post_processor": null, "decoder": null,
+  "model": {"type": "BPE", "vocab": {"a": 0, "b": 1, " ": 2, ")" +
+                           token + R"(": 3}, "merges": []}})";
+  write(dir, "seed-long-added-token.json", bytes_of(json));
 }
 
 std::vector<uint8_t> tiny_tokenizer() {
@@ -83,5 +130,7 @@ int main(int argc, char** argv) {
   write(root / "gguf", "seed-vocab-only.gguf", vocab_only.serialize());
   write(root / "llama2c_model", "seed-tiny.bin", tiny_llama2c(4));
   write(root / "llama2c_tokenizer", "seed-tiny-tokenizer.bin", tiny_tokenizer());
+  write_chat_seeds(root / "chat");
+  write_tokenizer_json_seeds(root / "tokenizer_json");
   return 0;
 }

@@ -53,8 +53,9 @@ seed config configs/*.toml fuzz/seeds/config/*
 seed tokenizer fuzz/seeds/tokenizer/*
 seed split_regex fuzz/seeds/split_regex/*
 seed bpe_tokenizer fuzz/seeds/bpe_tokenizer/*
-seed tokenizer_json fuzz/seeds/tokenizer_json/* tests/data/tokenizer/corpus.json
-seed chat tests/data/chat/templates/*.jinja
+seed tokenizer_json fuzz/seeds/tokenizer_json/* tests/data/tokenizer/corpus.json \
+  "$generated"/tokenizer_json/*
+seed chat tests/data/chat/templates/*.jinja fuzz/seeds/chat/* "$generated"/chat/*
 seed openai_request fuzz/seeds/openai_request/*
 seed grpc_requests fuzz/seeds/grpc_requests/*
 for text in "$shared"/data/*.txt; do  # the first byte picks tok512 (see fuzz_tokenizer.cpp)
@@ -62,11 +63,16 @@ for text in "$shared"/data/*.txt; do  # the first byte picks tok512 (see fuzz_to
 done
 seed plugin_elf "$bin/libtessera_fuzz_seed_elf.so"
 
+# Inputs may be this long (libFuzzer's default, 4 KB or the longest seed,
+# never builds a 100,000-link template chain or a 100,000-byte added token).
+declare -A max_len=([chat]=1048576 [tokenizer_json]=1048576)
+
 run_target() {  # run_target <name>
-  local name="$1" dict=()
+  local name="$1" dict=() len=()
   [ -f "fuzz/dicts/$name.dict" ] && dict=(-dict="fuzz/dicts/$name.dict")
+  [ -n "${max_len[$name]:-}" ] && len=(-max_len="${max_len[$name]}")
   mkdir -p "$findings/$name"
-  "$bin/fuzz_$name" "$corpus/$name" "${dict[@]}" -max_total_time="$seconds" -timeout=25 \
+  "$bin/fuzz_$name" "$corpus/$name" "${dict[@]}" "${len[@]}" -max_total_time="$seconds" -timeout=25 \
     -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$findings/$name/" \
     >"$logs/$name.log" 2>&1
 }
