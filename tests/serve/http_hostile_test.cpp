@@ -30,6 +30,14 @@ using testing_served::Served;
 using testing_served::ServedOptions;
 using Clock = std::chrono::steady_clock;
 
+// Resident-memory figures mean nothing under ASan, whose allocator keeps
+// freed memory in quarantine.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kMeasuresMemory = false;
+#else
+constexpr bool kMeasuresMemory = true;
+#endif
+
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
@@ -109,7 +117,9 @@ TEST(HttpHostile, AGzipBombIsRefusedBeforeAndWhileInflating) {
   EXPECT_THAT(too_large, HasSubstr("inflates past"));
   EXPECT_THAT(too_large, HasSubstr("\"error\""));
   // Never more than the limit (plus a buffer) was inflated.
-  EXPECT_LT(status_mib("VmHWM:") - peak_before, 64);
+  if (kMeasuresMemory) {
+    EXPECT_LT(status_mib("VmHWM:") - peak_before, 64);
+  }
 }
 
 // Item 2: sockets that trickle their heads (or send nothing) occupy no
@@ -353,7 +363,9 @@ TEST(HttpHostile, LargeBodiesAreNotRetained) {
     ASSERT_TRUE(res);
     EXPECT_EQ(res->status, 400);
   }
-  EXPECT_LT(status_mib("VmRSS:") - before, 32);
+  if (kMeasuresMemory) {
+    EXPECT_LT(status_mib("VmRSS:") - before, 32);
+  }
   auto over = client.Post("/v1/completions", big + std::string(2 << 20, ' '), "application/json");
   ASSERT_TRUE(over);
   EXPECT_EQ(over->status, 413);
