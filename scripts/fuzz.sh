@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 seconds="${1:-15}"
 shift || true
 all_targets=(gguf llama2c_model llama2c_tokenizer tokenizer config plugin_elf split_regex bpe_tokenizer
-  tokenizer_json chat openai_request grpc_requests)
+  tokenizer_json chat openai_request grpc_requests http_request)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all_targets[@]}")
 jobs="${FUZZ_JOBS:-1}"
@@ -57,6 +57,7 @@ seed tokenizer_json fuzz/seeds/tokenizer_json/* tests/data/tokenizer/corpus.json
   "$generated"/tokenizer_json/*
 seed chat tests/data/chat/templates/*.jinja fuzz/seeds/chat/* "$generated"/chat/*
 seed openai_request fuzz/seeds/openai_request/*
+seed http_request fuzz/seeds/http_request/*
 seed grpc_requests fuzz/seeds/grpc_requests/*
 for text in "$shared"/data/*.txt; do  # the first byte picks tok512 (see fuzz_tokenizer.cpp)
   [ -f "$text" ] && { printf '\0'; head -c 4096 "$text"; } >"$corpus/tokenizer/seed-$(basename "$text")"
