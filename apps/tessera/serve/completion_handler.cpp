@@ -1,6 +1,7 @@
 #include "apps/tessera/serve/completion_handler.h"
 
 #include <chrono>
+#include <cstdio>
 #include <optional>
 #include <random>
 #include <thread>
@@ -91,8 +92,13 @@ struct Completion {
       return;
     }
     if (!outcome.status.ok()) {
-      cut_short = "the session failed while generating (" + outcome.status.message() +
-                  "); the answer is incomplete";
+      // The status names the request's internal session: the log has it,
+      // the client gets what it needs.
+      std::fprintf(stderr, "tessera serve: a completion's session failed: %s\n",
+                   outcome.status.to_string().c_str());
+      cut_short =
+          "the session failed while generating; the answer is incomplete (the server "
+          "log says why)";
       cut_code = StatusCode::kInternal;
       return;
     }

@@ -67,7 +67,8 @@ struct HttpListener::Connection {
   Clock::time_point deadline;
   HttpRequest request;
   std::unique_ptr<BodyDecoder> body;
-  bool watched = false;  // in the epoll set
+  bool watched = false;       // in the epoll set
+  std::size_t discarded = 0;  // bytes thrown away while lingering
 };
 
 HttpListener::HttpListener(ListenerLimits limits, HeadCheck check, RequestHandler handler)
@@ -242,7 +243,13 @@ void HttpListener::on_readable(Connection& connection) {
   while (true) {
     const ssize_t n = ::recv(connection.fd, buffer, sizeof buffer, 0);
     if (n > 0) {
-      if (connection.phase == Connection::Phase::kLingering) continue;  // discarded
+      if (connection.phase == Connection::Phase::kLingering) {
+        // Discarded; a client that keeps sending at full speed is cut off
+        // rather than read for the whole lingering time.
+        connection.discarded += static_cast<std::size_t>(n);
+        if (connection.discarded > (4 << 20)) return close_connection(connection.fd);
+        continue;
+      }
       connection.in.append(buffer, static_cast<std::size_t>(n));
       // Stop reading once a head alone is over its limit, or a body's part
       // has arrived: advance() decodes it before more is read.
@@ -391,6 +398,8 @@ void HttpListener::take_returned() {
     }
     connection->phase = Connection::Phase::kIdle;
     connection->deadline = after(limits_.idle_timeout_s);
+    // An idle connection keeps no buffer a large request grew.
+    if (connection->in.empty()) std::string().swap(connection->in);
     watch(*connection);
     advance(*connection);  // a pipelined request may already be here
   }
