@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/chat/budget.h"
 #include "core/chat/value.h"
 #include "core/status/status.h"
 
@@ -24,10 +25,10 @@ struct CallArgs {
   const Value& get(std::size_t index, std::string_view name) const;
 };
 
-// What builtins need from the render: bounds and the clock.
+// What builtins need from the render: its budget (limits and work spent) and
+// the clock. Work linear in a list's length charges the budget per item.
 struct BuiltinEnv {
-  std::size_t max_string_bytes;
-  std::size_t max_items;
+  Budget* budget;
   std::tm now;  // strftime_now's "now"
 };
 
@@ -38,15 +39,17 @@ bool is_known_global(std::string_view name);
 
 Result<Value> apply_filter(std::string_view name, const Value& subject, const CallArgs& args,
                            const BuiltinEnv& env);
-Result<bool> apply_test(std::string_view name, const Value& subject, const CallArgs& args);
+Result<bool> apply_test(std::string_view name, const Value& subject, const CallArgs& args,
+                        const BuiltinEnv& env);
 Result<Value> call_method(const Value& object, std::string_view name, const CallArgs& args,
                           const BuiltinEnv& env);
 // raise_exception's message comes back as InvalidArgument carrying it.
 Result<Value> call_global(std::string_view name, const CallArgs& args, const BuiltinEnv& env);
 
 // Whether `value` holds the container `identity` anywhere inside it (to keep
-// append and namespace assignment from building reference cycles).
-bool contains_container(const Value& value, const void* identity);
+// append and namespace assignment from building reference cycles); a step per
+// item looked at.
+Result<bool> contains_container(const Value& value, const void* identity, Budget& budget);
 
 // Python's str.strip family: `chars` none or undefined means whitespace.
 std::string strip_chars(const std::string& s, const Value& chars, bool left, bool right);

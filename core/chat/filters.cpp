@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <unordered_set>
+#include <utility>
 
 #include "core/chat/builtins.h"
 #include "core/chat/format.h"
@@ -31,10 +33,15 @@ Result<Value> attribute_of(const Value& item, const std::string& path) {
   return current;
 }
 
-Result<Array> iterable_items(const Value& v, std::string_view filter) {
-  if (v.is_array()) return v.as_array();
+// The items a filter walks, copied: a step each.
+Result<Array> iterable_items(const Value& v, std::string_view filter, const BuiltinEnv& env) {
+  if (v.is_array()) {
+    RETURN_IF_ERROR(env.budget->charge_items(v.as_array().size()));
+    return v.as_array();
+  }
   if (v.is_undefined()) return Array{};
   if (v.is_object()) {
+    RETURN_IF_ERROR(env.budget->charge_items(v.as_object().size()));
     Array keys;
     for (const auto& [key, value] : v.as_object().entries()) keys.push_back(Value::string(key));
     return keys;
@@ -42,6 +49,7 @@ Result<Array> iterable_items(const Value& v, std::string_view filter) {
   if (v.is_string()) {
     const std::string& s = v.as_string();
     const auto offsets = utf8_char_offsets(s);
+    RETURN_IF_ERROR(env.budget->charge_items(offsets.size() - 1));
     Array chars;
     for (std::size_t i = 0; i + 1 < offsets.size(); ++i)
       chars.push_back(Value::string(s.substr(offsets[i], offsets[i + 1] - offsets[i])));
@@ -67,8 +75,9 @@ Result<bool> less_than(const Value& a, const Value& b, bool case_sensitive) {
                           std::string(b.type_name()));
 }
 
-Result<Value> sort_filter(const Value& subject, const CallArgs& args, bool dict_sort) {
-  ASSIGN_OR_RETURN(Array items, iterable_items(subject, "sort"));
+Result<Value> sort_filter(const Value& subject, const CallArgs& args, bool dict_sort,
+                          const BuiltinEnv& env) {
+  ASSIGN_OR_RETURN(Array items, iterable_items(subject, "sort", env));
   if (dict_sort) {
     if (!subject.is_object()) return invalid_argument("dictsort needs a dict");
     items.clear();
@@ -91,7 +100,13 @@ Result<Value> sort_filter(const Value& subject, const CallArgs& args, bool dict_
     keyed.emplace_back(std::move(key), item);
   }
   Status failure;
+  // A step per comparison; once one fails the rest return at once.
   std::stable_sort(keyed.begin(), keyed.end(), [&](const auto& x, const auto& y) {
+    if (!failure.ok()) return false;
+    if (Status charged = env.budget->charge(); !charged.ok()) {
+      failure = std::move(charged);
+      return false;
+    }
     auto lt = reverse ? less_than(y.first, x.first, case_sensitive)
                       : less_than(x.first, y.first, case_sensitive);
     if (!lt.ok()) {
@@ -106,8 +121,9 @@ Result<Value> sort_filter(const Value& subject, const CallArgs& args, bool dict_
   return Value::array(std::move(out));
 }
 
-Result<Value> select_filter(std::string_view name, const Value& subject, const CallArgs& args) {
-  ASSIGN_OR_RETURN(Array items, iterable_items(subject, name));
+Result<Value> select_filter(std::string_view name, const Value& subject, const CallArgs& args,
+                            const BuiltinEnv& env) {
+  ASSIGN_OR_RETURN(Array items, iterable_items(subject, name, env));
   const bool by_attribute = name == "selectattr" || name == "rejectattr";
   const bool keep_on = name == "select" || name == "selectattr";
   std::size_t next = 0;
@@ -136,7 +152,7 @@ Result<Value> select_filter(std::string_view name, const Value& subject, const C
     }
     bool passed = probe.truthy();
     if (!test.empty()) {
-      ASSIGN_OR_RETURN(passed, apply_test(test, probe, test_args));
+      ASSIGN_OR_RETURN(passed, apply_test(test, probe, test_args, env));
     }
     if (passed == keep_on) out.push_back(item);
   }
@@ -144,7 +160,7 @@ Result<Value> select_filter(std::string_view name, const Value& subject, const C
 }
 
 Result<Value> map_filter(const Value& subject, const CallArgs& args, const BuiltinEnv& env) {
-  ASSIGN_OR_RETURN(Array items, iterable_items(subject, "map"));
+  ASSIGN_OR_RETURN(Array items, iterable_items(subject, "map", env));
   Array out;
   const Value& attribute = args.get(99, "attribute");
   if (attribute.is_string() || attribute.is_int()) {
@@ -189,7 +205,7 @@ Result<Value> indent_filter(const std::string& s, const CallArgs& args, const Bu
         s.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
     if ((!first_line || first) && (blank || !line.empty())) out += pad;
     out += line;
-    if (out.size() > env.max_string_bytes) return resource_exhausted("indent: output too large");
+    RETURN_IF_ERROR(env.budget->check_bytes(out.size()));
     if (nl == std::string::npos) break;
     out += '\n';
     start = nl + 1;
@@ -199,7 +215,7 @@ Result<Value> indent_filter(const std::string& s, const CallArgs& args, const Bu
 }
 
 Result<Value> replace_filter(const Value& subject, const CallArgs& args, const BuiltinEnv& env) {
-  const std::string s = subject.is_string() ? subject.as_string() : to_output(subject);
+  ASSIGN_OR_RETURN(const std::string s, to_output(subject, *env.budget));
   const Value& old_value = args.get(0, "old");
   const Value& new_value = args.get(1, "new");
   if (!old_value.is_string() || !new_value.is_string())
@@ -216,7 +232,7 @@ Result<Value> replace_filter(const Value& subject, const CallArgs& args, const B
         if (count > 0) --count;
       }
       out.append(s, offsets[i], offsets[i + 1] - offsets[i]);
-      if (out.size() > env.max_string_bytes) return resource_exhausted("replace: output too large");
+      RETURN_IF_ERROR(env.budget->check_bytes(out.size()));
     }
     if (count != 0) out += to;
     return Value::string(std::move(out));
@@ -227,7 +243,7 @@ Result<Value> replace_filter(const Value& subject, const CallArgs& args, const B
     if (at == std::string::npos) break;
     out.append(s, start, at - start);
     out += to;
-    if (out.size() > env.max_string_bytes) return resource_exhausted("replace: output too large");
+    RETURN_IF_ERROR(env.budget->check_bytes(out.size()));
     start = at + from.size();
     if (count > 0) --count;
   }
@@ -277,6 +293,44 @@ Result<Value> round_filter(const Value& subject, const CallArgs& args) {
   return Value::floating(r / scale);
 }
 
+// Scalars are told apart by hash, as Python's set does; lists and dicts (which
+// Python cannot hash) by comparing with those kept, a step per item compared.
+Result<Value> unique_filter(const Value& subject, const BuiltinEnv& env) {
+  ASSIGN_OR_RETURN(Array items, iterable_items(subject, "unique", env));
+  std::unordered_set<std::string> strings;
+  std::unordered_set<int64_t> integers;  // ints, booleans and integral floats
+  std::unordered_set<double> floats;     // NaN is never found, as NaN != NaN
+  bool none = false, undefined = false;
+  Array containers;
+  Array out;
+  for (const Value& item : items) {
+    bool seen = false;
+    if (item.is_string()) {
+      seen = !strings.insert(item.as_string()).second;
+    } else if (item.is_int() || item.is_bool()) {
+      seen = !integers.insert(item.is_bool() ? item.as_bool() : item.as_int()).second;
+    } else if (item.is_float()) {
+      const double d = item.as_float();
+      if (d == std::trunc(d) && std::fabs(d) < 9.2e18)
+        seen = !integers.insert(static_cast<int64_t>(d)).second;
+      else
+        seen = !floats.insert(d).second;
+    } else if (item.is_none()) {
+      seen = std::exchange(none, true);
+    } else if (item.is_undefined()) {
+      seen = std::exchange(undefined, true);
+    } else {
+      for (const Value& kept : containers) {
+        ASSIGN_OR_RETURN(seen, values_equal(kept, item, *env.budget));
+        if (seen) break;
+      }
+      if (!seen) containers.push_back(item);
+    }
+    if (!seen) out.push_back(item);
+  }
+  return Value::array(std::move(out));
+}
+
 }  // namespace
 
 bool is_known_filter(std::string_view name) {
@@ -301,38 +355,46 @@ Result<Value> apply_filter(std::string_view name, const Value& subject, const Ca
     if (subject.is_undefined()) return Value::integer(0);
     return invalid_argument("length of a " + std::string(subject.type_name()));
   }
-  if (name == "trim")
-    return Value::string(strip_chars(to_output(subject), args.get(0, "chars"), true, true));
+  if (name == "trim") {
+    ASSIGN_OR_RETURN(const std::string text, to_output(subject, *env.budget));
+    return Value::string(strip_chars(text, args.get(0, "chars"), true, true));
+  }
   if (name == "tojson") {
     const Value& indent = args.get(0, "indent");
     std::optional<int> width;
     if (indent.is_int()) width = static_cast<int>(std::clamp<int64_t>(indent.as_int(), 0, 64));
-    ASSIGN_OR_RETURN(std::string json, to_json(subject, width, args.get(99, "sort_keys").truthy()));
-    if (json.size() > env.max_string_bytes) return resource_exhausted("tojson: output too large");
+    ASSIGN_OR_RETURN(std::string json,
+                     to_json(subject, width, args.get(99, "sort_keys").truthy(), *env.budget));
     return Value::string(std::move(json));
   }
   if (name == "upper" || name == "lower" || name == "title" || name == "capitalize") {
-    return call_method(Value::string(to_output(subject)), name, CallArgs{}, env);
+    ASSIGN_OR_RETURN(std::string text, to_output(subject, *env.budget));
+    return call_method(Value::string(std::move(text)), name, CallArgs{}, env);
   }
   if (name == "replace") return replace_filter(subject, args, env);
   if (name == "join") {
-    ASSIGN_OR_RETURN(Array items, iterable_items(subject, "join"));
+    ASSIGN_OR_RETURN(Array items, iterable_items(subject, "join", env));
     const Value& separator = args.get(0, "d");
     const Value& attribute = args.get(1, "attribute");
-    std::string out;
+    std::string text;
+    TextSink out(text, env.budget->max_bytes(), env.budget);
     for (std::size_t i = 0; i < items.size(); ++i) {
-      if (i > 0) out += separator.is_undefined() ? "" : to_output(separator);
+      if (i > 0) RETURN_IF_ERROR(append_output(separator, out));
       Value item = items[i];
       if (attribute.is_string()) {
         ASSIGN_OR_RETURN(item, attribute_of(item, attribute.as_string()));
       }
-      out += to_output(item);
-      if (out.size() > env.max_string_bytes) return resource_exhausted("join: output too large");
+      RETURN_IF_ERROR(append_output(item, out));
     }
-    return Value::string(std::move(out));
+    return Value::string(std::move(text));
   }
   if (name == "first" || name == "last") {
-    ASSIGN_OR_RETURN(Array items, iterable_items(subject, name));
+    if (subject.is_array()) {  // no copy needed
+      const Array& items = subject.as_array();
+      if (items.empty()) return Value();
+      return name == "first" ? items.front() : items.back();
+    }
+    ASSIGN_OR_RETURN(Array items, iterable_items(subject, name, env));
     if (items.empty()) return Value();
     return name == "first" ? items.front() : items.back();
   }
@@ -345,9 +407,9 @@ Result<Value> apply_filter(std::string_view name, const Value& subject, const Ca
   }
   if (name == "map") return map_filter(subject, args, env);
   if (name == "select" || name == "reject" || name == "selectattr" || name == "rejectattr")
-    return select_filter(name, subject, args);
+    return select_filter(name, subject, args, env);
   if (name == "list") {
-    ASSIGN_OR_RETURN(Array items, iterable_items(subject, "list"));
+    ASSIGN_OR_RETURN(Array items, iterable_items(subject, "list", env));
     return Value::array(std::move(items));
   }
   if (name == "items") {
@@ -355,9 +417,17 @@ Result<Value> apply_filter(std::string_view name, const Value& subject, const Ca
     if (!subject.is_object()) return invalid_argument("items needs a dict");
     return call_method(subject, "items", CallArgs{}, env);
   }
-  if (name == "string") return Value::string(to_output(subject));
+  if (name == "string") {
+    ASSIGN_OR_RETURN(std::string text, to_output(subject, *env.budget));
+    return Value::string(std::move(text));
+  }
   if (name == "safe") return subject;
-  if (name == "e" || name == "escape") return Value::string(html_escape(to_output(subject)));
+  if (name == "e" || name == "escape") {
+    ASSIGN_OR_RETURN(const std::string text, to_output(subject, *env.budget));
+    std::string escaped = html_escape(text);
+    RETURN_IF_ERROR(env.budget->check_bytes(escaped.size()));
+    return Value::string(std::move(escaped));
+  }
   if (name == "int" || name == "float") {
     const bool to_int = name == "int";
     Value fallback = args.get(0, "default");
@@ -388,33 +458,27 @@ Result<Value> apply_filter(std::string_view name, const Value& subject, const Ca
     if (subject.is_float()) return Value::floating(std::fabs(subject.as_float()));
     return invalid_argument("abs needs a number");
   }
-  if (name == "indent") return indent_filter(to_output(subject), args, env);
-  if (name == "unique") {
-    ASSIGN_OR_RETURN(Array items, iterable_items(subject, "unique"));
-    Array out;
-    for (const Value& item : items) {
-      bool seen = false;
-      for (const Value& kept : out) seen = seen || values_equal(kept, item);
-      if (!seen) out.push_back(item);
-    }
-    return Value::array(std::move(out));
+  if (name == "indent") {
+    ASSIGN_OR_RETURN(const std::string text, to_output(subject, *env.budget));
+    return indent_filter(text, args, env);
   }
-  if (name == "sort") return sort_filter(subject, args, false);
-  if (name == "dictsort") return sort_filter(subject, args, true);
+  if (name == "unique") return unique_filter(subject, env);
+  if (name == "sort") return sort_filter(subject, args, false, env);
+  if (name == "dictsort") return sort_filter(subject, args, true, env);
   if (name == "reverse") {
     if (subject.is_string()) {
-      ASSIGN_OR_RETURN(Array chars, iterable_items(subject, "reverse"));
+      ASSIGN_OR_RETURN(Array chars, iterable_items(subject, "reverse", env));
       std::string out;
       for (auto it = chars.rbegin(); it != chars.rend(); ++it) out += it->as_string();
       return Value::string(std::move(out));
     }
-    ASSIGN_OR_RETURN(Array items, iterable_items(subject, "reverse"));
+    ASSIGN_OR_RETURN(Array items, iterable_items(subject, "reverse", env));
     std::reverse(items.begin(), items.end());
     return Value::array(std::move(items));
   }
   if (name == "round") return round_filter(subject, args);
   if (name == "min" || name == "max") {
-    ASSIGN_OR_RETURN(Array items, iterable_items(subject, name));
+    ASSIGN_OR_RETURN(Array items, iterable_items(subject, name, env));
     if (items.empty()) return Value();
     Value best = items[0];
     for (const Value& item : items) {
@@ -425,7 +489,7 @@ Result<Value> apply_filter(std::string_view name, const Value& subject, const Ca
     return best;
   }
   if (name == "sum") {
-    ASSIGN_OR_RETURN(Array items, iterable_items(subject, "sum"));
+    ASSIGN_OR_RETURN(Array items, iterable_items(subject, "sum", env));
     const Value& attribute = args.get(0, "attribute");
     bool any_float = false;
     int64_t total = 0;

@@ -62,7 +62,8 @@ Result<std::string> string_argument(const Value& v, std::string_view what) {
   return v.as_string();
 }
 
-Result<Value> split(const std::string& s, const Value& sep, const Value& maxsplit_value) {
+Result<Value> split(const std::string& s, const Value& sep, const Value& maxsplit_value,
+                    Budget& budget) {
   int64_t maxsplit = -1;
   if (maxsplit_value.is_int()) maxsplit = maxsplit_value.as_int();
   Array parts;
@@ -79,6 +80,7 @@ Result<Value> split(const std::string& s, const Value& sep, const Value& maxspli
       }
       std::size_t k = i;
       while (k < s.size() && !is_python_space(static_cast<unsigned char>(s[k]))) ++k;
+      RETURN_IF_ERROR(budget.charge_push(parts.size()));
       parts.push_back(Value::string(s.substr(i, k - i)));
       i = k;
     }
@@ -94,6 +96,7 @@ Result<Value> split(const std::string& s, const Value& sep, const Value& maxspli
       parts.push_back(Value::string(s.substr(start)));
       break;
     }
+    RETURN_IF_ERROR(budget.charge_push(parts.size()));
     parts.push_back(Value::string(s.substr(start, found - start)));
     start = found + separator.size();
   }
@@ -123,7 +126,7 @@ Result<Value> string_method(const std::string& s, std::string_view name, const C
   if (name == "strip") return Value::string(strip_chars(s, args.get(0, "chars"), true, true));
   if (name == "lstrip") return Value::string(strip_chars(s, args.get(0, "chars"), true, false));
   if (name == "rstrip") return Value::string(strip_chars(s, args.get(0, "chars"), false, true));
-  if (name == "split") return split(s, args.get(0, "sep"), args.get(1, "maxsplit"));
+  if (name == "split") return split(s, args.get(0, "sep"), args.get(1, "maxsplit"), *env.budget);
   if (name == "startswith") return affix_test(s, args.get(0, "prefix"), true);
   if (name == "endswith") return affix_test(s, args.get(0, "suffix"), false);
   if (name == "upper") return Value::string(ascii_upper(s));
@@ -171,9 +174,11 @@ Result<Value> string_method(const std::string& s, std::string_view name, const C
   return unimplemented("string has no method '" + std::string(name) + "' in this renderer");
 }
 
-Result<Value> dict_method(const Value& object, std::string_view name, const CallArgs& args) {
+Result<Value> dict_method(const Value& object, std::string_view name, const CallArgs& args,
+                          const BuiltinEnv& env) {
   const Object& entries = object.as_object();
   if (name == "items" || name == "keys" || name == "values") {
+    RETURN_IF_ERROR(env.budget->charge_items(entries.size()));
     Array out;
     for (const auto& [key, value] : entries.entries()) {
       if (name == "items")
@@ -199,10 +204,12 @@ Result<Value> list_method(const Value& list, std::string_view name, const CallAr
                           const BuiltinEnv& env) {
   if (name == "append") {
     const Value& item = args.get(0, "item");
-    if (contains_container(item, list.container_identity()))
-      return invalid_argument("append would put a list inside itself");
-    if (list.as_array().size() >= env.max_items)
-      return resource_exhausted("list grew past " + std::to_string(env.max_items) + " items");
+    ASSIGN_OR_RETURN(const bool cycle,
+                     contains_container(item, list.container_identity(), *env.budget));
+    if (cycle) return invalid_argument("append would put a list inside itself");
+    if (list.as_array().size() >= env.budget->max_items())
+      return resource_exhausted("list grew past " + std::to_string(env.budget->max_items()) +
+                                " items");
     list.mutable_array().push_back(item);
     return Value::none();
   }
@@ -213,6 +220,7 @@ Result<Value> list_method(const Value& list, std::string_view name, const CallAr
     const int64_t size = static_cast<int64_t>(items.size());
     if (index < 0) index += size;
     if (index < 0 || index >= size) return invalid_argument("pop index out of range");
+    RETURN_IF_ERROR(env.budget->charge(static_cast<uint64_t>(size - index)));  // the items moved
     Value out = items[static_cast<std::size_t>(index)];
     items.erase(items.begin() + index);
     return out;
@@ -236,8 +244,10 @@ Result<Value> range(const CallArgs& args, const BuiltinEnv& env) {
   if (step == 0) return invalid_argument("range() step must not be zero");
   Array out;
   for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
-    if (out.size() >= env.max_items)
-      return resource_exhausted("range() past " + std::to_string(env.max_items) + " items");
+    if (out.size() >= env.budget->max_items())
+      return resource_exhausted("range() past " + std::to_string(env.budget->max_items()) +
+                                " items");
+    RETURN_IF_ERROR(env.budget->charge());
     out.push_back(Value::integer(i));
     if ((step > 0 && i > INT64_MAX - step) || (step < 0 && i < INT64_MIN - step)) break;
   }
@@ -260,7 +270,7 @@ std::string strip_chars(const std::string& s, const Value& chars, bool left, boo
   return s.substr(begin, end - begin);
 }
 
-bool contains_container(const Value& value, const void* identity) {
+Result<bool> contains_container(const Value& value, const void* identity, Budget& budget) {
   if (identity == nullptr) return false;
   // A worklist, as values may nest deeply; each container once, as they may
   // share (x = [x, x] doubles the paths through x each time).
@@ -269,6 +279,7 @@ bool contains_container(const Value& value, const void* identity) {
   while (!pending.empty()) {
     const Value* v = pending.back();
     pending.pop_back();
+    RETURN_IF_ERROR(budget.charge());
     if (v->container_identity() == identity) return true;
     if (v->container_identity() && !seen.insert(v->container_identity()).second) continue;
     if (v->is_array()) {
@@ -291,7 +302,7 @@ bool is_known_method(std::string_view name) {
 Result<Value> call_method(const Value& object, std::string_view name, const CallArgs& args,
                           const BuiltinEnv& env) {
   if (object.is_string()) return string_method(object.as_string(), name, args, env);
-  if (object.is_object() && !object.is_namespace()) return dict_method(object, name, args);
+  if (object.is_object() && !object.is_namespace()) return dict_method(object, name, args, env);
   if (object.is_array()) return list_method(object, name, args, env);
   return invalid_argument("cannot call method '" + std::string(name) + "' on a value of type " +
                           std::string(object.type_name()));
@@ -305,26 +316,34 @@ bool is_known_global(std::string_view name) {
 Result<Value> call_global(std::string_view name, const CallArgs& args, const BuiltinEnv& env) {
   if (name == "raise_exception") {
     const Value& message = args.get(0, "message");
-    return invalid_argument("the template raised an exception: " + to_output(message));
+    ASSIGN_OR_RETURN(std::string text, to_output(message, *env.budget));
+    return invalid_argument("the template raised an exception: " + text);
   }
   if (name == "range") return range(args, env);
   if (name == "namespace" || name == "dict") {
     Object entries;
+    // Object::set looks for the key among those already set.
+    const auto set = [&](const std::string& key, const Value& value) -> Status {
+      RETURN_IF_ERROR(env.budget->charge(entries.size() + 1));
+      entries.set(key, value);
+      return ok_status();
+    };
     if (!args.positional.empty()) {
       const Value& source = args.positional[0];
       if (source.is_object()) {
-        for (const auto& [key, value] : source.as_object().entries()) entries.set(key, value);
+        for (const auto& [key, value] : source.as_object().entries())
+          RETURN_IF_ERROR(set(key, value));
       } else if (source.is_array()) {
         for (const Value& pair : source.as_array()) {
           if (!pair.is_array() || pair.as_array().size() != 2 || !pair.as_array()[0].is_string())
             return invalid_argument(std::string(name) + "() takes [key, value] pairs");
-          entries.set(pair.as_array()[0].as_string(), pair.as_array()[1]);
+          RETURN_IF_ERROR(set(pair.as_array()[0].as_string(), pair.as_array()[1]));
         }
       } else {
         return invalid_argument(std::string(name) + "() takes a dict or a list of pairs");
       }
     }
-    for (const auto& [key, value] : args.keyword) entries.set(key, value);
+    for (const auto& [key, value] : args.keyword) RETURN_IF_ERROR(set(key, value));
     return name == "dict" ? Value::object(std::move(entries))
                           : Value::name_space(std::move(entries));
   }

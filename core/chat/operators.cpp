@@ -38,7 +38,8 @@ Result<Value> compare(std::string_view op, const Value& a, const Value& b) {
   return Value::boolean(order >= 0);
 }
 
-Result<Value> repeat(const Value& sequence, const Value& times, const RenderLimits& limits) {
+Result<Value> repeat(const Value& sequence, const Value& times, Budget& budget) {
+  const RenderLimits& limits = budget.limits();
   const int64_t n = std::max<int64_t>(0, times.is_bool() ? times.as_bool() : times.as_int());
   // Nothing repeated any number of times is nothing (and must not loop 2**62 times).
   const bool empty =
@@ -57,28 +58,30 @@ Result<Value> repeat(const Value& sequence, const Value& times, const RenderLimi
   if (static_cast<uint64_t>(n) > limits.max_items / unit)
     return resource_exhausted("list repetition past " + std::to_string(limits.max_items) +
                               " items");
+  RETURN_IF_ERROR(budget.charge_items(static_cast<std::size_t>(n) * unit));
   Array out;
   for (int64_t i = 0; i < n; ++i)
     out.insert(out.end(), sequence.as_array().begin(), sequence.as_array().end());
   return Value::array(std::move(out));
 }
 
-Result<Value> arithmetic(std::string_view op, const Value& a, const Value& b,
-                         const RenderLimits& limits) {
+Result<Value> arithmetic(std::string_view op, const Value& a, const Value& b, Budget& budget) {
+  const RenderLimits& limits = budget.limits();
   if (op == "+") {
     if (a.is_string() && b.is_string()) return Value::string(a.as_string() + b.as_string());
     if (a.is_array() && b.is_array()) {
       if (a.as_array().size() + b.as_array().size() > limits.max_items)
         return resource_exhausted("list concatenation past " + std::to_string(limits.max_items) +
                                   " items");
+      RETURN_IF_ERROR(budget.charge_items(a.as_array().size() + b.as_array().size()));
       Array out = a.as_array();
       out.insert(out.end(), b.as_array().begin(), b.as_array().end());
       return Value::array(std::move(out));
     }
   }
   if (op == "*") {
-    if ((a.is_string() || a.is_array()) && (b.is_int() || b.is_bool())) return repeat(a, b, limits);
-    if ((b.is_string() || b.is_array()) && (a.is_int() || a.is_bool())) return repeat(b, a, limits);
+    if ((a.is_string() || a.is_array()) && (b.is_int() || b.is_bool())) return repeat(a, b, budget);
+    if ((b.is_string() || b.is_array()) && (a.is_int() || a.is_bool())) return repeat(b, a, budget);
   }
   const bool numeric = (a.is_number() || a.is_bool()) && (b.is_number() || b.is_bool());
   if (!numeric)
@@ -134,10 +137,18 @@ Result<Value> arithmetic(std::string_view op, const Value& a, const Value& b,
 }  // namespace
 
 Result<Value> apply_binary_operator(std::string_view op, const Value& a, const Value& b,
-                                    const RenderLimits& limits) {
-  if (op == "~") return Value::string(to_output(a) + to_output(b));
-  if (op == "==") return Value::boolean(values_equal(a, b));
-  if (op == "!=") return Value::boolean(!values_equal(a, b));
+                                    Budget& budget) {
+  if (op == "~") {
+    std::string text;
+    TextSink out(text, budget.max_bytes(), &budget);
+    RETURN_IF_ERROR(append_output(a, out));
+    RETURN_IF_ERROR(append_output(b, out));
+    return Value::string(std::move(text));
+  }
+  if (op == "==" || op == "!=") {
+    ASSIGN_OR_RETURN(const bool equal, values_equal(a, b, budget));
+    return Value::boolean(equal == (op == "=="));
+  }
   if (op == "in" || op == "not in") {
     bool found = false;
     if (b.is_string()) {
@@ -146,7 +157,10 @@ Result<Value> apply_binary_operator(std::string_view op, const Value& a, const V
                                 std::string(a.type_name()));
       found = b.as_string().find(a.as_string()) != std::string::npos;
     } else if (b.is_array()) {
-      for (const Value& item : b.as_array()) found = found || values_equal(item, a);
+      for (const Value& item : b.as_array()) {
+        ASSIGN_OR_RETURN(found, values_equal(item, a, budget));
+        if (found) break;
+      }
     } else if (b.is_object()) {
       found = a.is_string() && b.as_object().find(a.as_string()) != nullptr;
     } else if (!b.is_undefined()) {
@@ -156,7 +170,7 @@ Result<Value> apply_binary_operator(std::string_view op, const Value& a, const V
     return Value::boolean(found == (op == "in"));
   }
   if (op == "<" || op == "<=" || op == ">" || op == ">=") return compare(op, a, b);
-  return arithmetic(op, a, b, limits);
+  return arithmetic(op, a, b, budget);
 }
 
 }  // namespace tessera::chat

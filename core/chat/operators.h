@@ -4,7 +4,7 @@
 
 #include <string_view>
 
-#include "core/chat/render.h"
+#include "core/chat/budget.h"
 #include "core/chat/value.h"
 #include "core/status/status.h"
 
@@ -12,8 +12,9 @@ namespace tessera::chat {
 
 // InvalidArgument on a type error, division by zero or integer overflow;
 // ResourceExhausted when a repeated or concatenated string or list would pass
-// the limits. Messages carry no location (the renderer adds it).
+// the limits, or the work would pass the budget (a step per item copied or
+// compared). Messages carry no location (the renderer adds it).
 Result<Value> apply_binary_operator(std::string_view op, const Value& a, const Value& b,
-                                    const RenderLimits& limits);
+                                    Budget& budget);
 
 }  // namespace tessera::chat

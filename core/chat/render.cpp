@@ -19,9 +19,8 @@ class Renderer {
  public:
   Renderer(const Program& program, const Value& context, const std::tm& now,
            const RenderLimits& limits)
-      : program_(program), context_(context), limits_(limits) {
-    env_.max_string_bytes = limits.max_output_bytes;
-    env_.max_items = limits.max_items;
+      : program_(program), context_(context), limits_(limits), budget_(limits) {
+    env_.budget = &budget_;
     env_.now = now;
     scopes_.emplace_back();
   }
@@ -43,10 +42,7 @@ class Renderer {
     return Status(code, where(program_.origin, pos) + message);
   }
   Status step(SourcePos pos) {
-    if (++steps_ > limits_.max_steps)
-      return fail(pos, StatusCode::kResourceExhausted,
-                  "template ran past " + std::to_string(limits_.max_steps) +
-                      " steps; is it looping without end?");
+    if (Status spent = budget_.charge(); !spent.ok()) return located(pos, spent);
     return ok_status();
   }
   // exec and eval recurse once per level of the program they run, and each
@@ -69,10 +65,14 @@ class Renderer {
     return ok_status();
   }
   Status check_size(SourcePos pos, std::size_t bytes) const {
-    if (bytes > limits_.max_output_bytes)
-      return fail(pos, StatusCode::kResourceExhausted,
-                  "template output or a string it built passed " +
-                      std::to_string(limits_.max_output_bytes) + " bytes");
+    if (Status size = budget_.check_bytes(bytes); !size.ok()) return located(pos, size);
+    return ok_status();
+  }
+  // str(v) appended to the output, checked as it grows (a shared value's
+  // text stops at the limit instead of being built whole first).
+  Status print(SourcePos pos, const Value& v, std::string& out) {
+    TextSink sink(out, limits_.max_output_bytes, &budget_);
+    if (Status printed = append_output(v, sink); !printed.ok()) return located(pos, printed);
     return ok_status();
   }
 
@@ -126,8 +126,7 @@ class Renderer {
         return Flow::kNormal;
       case Stmt::Kind::kOutput: {
         ASSIGN_OR_RETURN(Value v, eval(*stmt.expr));
-        out += to_output(v);
-        RETURN_IF_ERROR(check_size(stmt.pos, out.size()));
+        RETURN_IF_ERROR(print(stmt.pos, v, out));
         return Flow::kNormal;
       }
       case Stmt::Kind::kIf:
@@ -152,8 +151,7 @@ class Renderer {
         ASSIGN_OR_RETURN(CallArgs args, eval_args(*stmt.expr, 1));
         auto filtered = apply_filter(stmt.expr->name, Value::string(std::move(text)), args, env_);
         if (!filtered.ok()) return located(stmt.expr->pos, filtered.status());
-        out += to_output(*filtered);
-        RETURN_IF_ERROR(check_size(stmt.pos, out.size()));
+        RETURN_IF_ERROR(print(stmt.pos, *filtered, out));
         return flow;
       }
       case Stmt::Kind::kMacro:
@@ -180,7 +178,9 @@ class Renderer {
       return fail(stmt.pos, StatusCode::kInvalidArgument,
                   "cannot set an attribute of '" + stmt.targets[0] + "' (a " +
                       std::string(target.type_name()) + "); only a namespace() takes attributes");
-    if (contains_container(value, target.container_identity()))
+    auto cycle = contains_container(value, target.container_identity(), budget_);
+    if (!cycle.ok()) return located(stmt.pos, cycle.status());
+    if (*cycle)
       return fail(stmt.pos, StatusCode::kInvalidArgument, "cannot store a namespace inside itself");
     target.mutable_object().set(stmt.attribute, std::move(value));
     return ok_status();
@@ -190,6 +190,9 @@ class Renderer {
     if (iterable.is_array()) {
       if (iterable.as_array().size() > limits_.max_items)
         return fail(stmt.pos, StatusCode::kResourceExhausted, "loop over too many items");
+      // The loop runs over a copy (its body may append to the list).
+      if (Status copy = budget_.charge_items(iterable.as_array().size()); !copy.ok())
+        return located(stmt.pos, copy);
       return iterable.as_array();
     }
     if (iterable.is_undefined() || iterable.is_none()) {
@@ -264,7 +267,10 @@ class Renderer {
     RETURN_IF_ERROR(step(e.pos));
     auto result = eval_inner(e);
     if (!result.ok()) return located(e.pos, result.status());
-    if (result->is_string()) RETURN_IF_ERROR(check_size(e.pos, result->as_string().size()));
+    // Every string an expression yields was built or copied: paid by size.
+    if (result->is_string())
+      if (Status paid = budget_.charge_string(result->as_string().size()); !paid.ok())
+        return located(e.pos, paid);
     return result;
   }
 
@@ -302,6 +308,7 @@ class Renderer {
           if (!key.is_string())
             return invalid_argument("dict keys must be strings in this renderer");
           ASSIGN_OR_RETURN(Value value, eval(*e.args[i + 1]));
+          RETURN_IF_ERROR(budget_.charge(entries.size()));  // set() looks through the keys so far
           entries.set(key.as_string(), std::move(value));
         }
         return Value::object(std::move(entries));
@@ -327,7 +334,7 @@ class Renderer {
       case Expr::Kind::kTest: {
         ASSIGN_OR_RETURN(Value subject, eval(*e.args[0]));
         ASSIGN_OR_RETURN(CallArgs args, eval_args(e, 1));
-        ASSIGN_OR_RETURN(bool passed, apply_test(e.name, subject, args));
+        ASSIGN_OR_RETURN(bool passed, apply_test(e.name, subject, args, env_));
         return Value::boolean(passed != e.negated);
       }
       case Expr::Kind::kUnary:
@@ -353,7 +360,7 @@ class Renderer {
   Result<Value> member(const Value& object, const Value& key, const Expr& object_expr) {
     if (object.is_undefined())
       return invalid_argument(describe(object_expr) + " is undefined, so it has no member " +
-                              to_repr(key));
+                              short_repr(key));
     if (object.is_object()) {
       if (!key.is_string()) return Value();
       const Value* found = object.as_object().find(key.as_string());
@@ -394,6 +401,7 @@ class Renderer {
     if (step == 0) return invalid_argument("slice step cannot be zero");
     Array items;
     if (object.is_array()) {
+      RETURN_IF_ERROR(budget_.charge_items(object.as_array().size()));
       items = object.as_array();
     } else if (object.is_string()) {
       CallArgs none;
@@ -498,12 +506,13 @@ class Renderer {
     if (op == "and") return a.truthy() ? eval(*e.args[1]) : a;
     if (op == "or") return a.truthy() ? a : eval(*e.args[1]);
     ASSIGN_OR_RETURN(Value b, eval(*e.args[1]));
-    return apply_binary_operator(op, a, b, limits_);
+    return apply_binary_operator(op, a, b, budget_);
   }
 
   const Program& program_;
   const Value& context_;
   RenderLimits limits_;
+  Budget budget_;
   BuiltinEnv env_;
   static constexpr int kMaxMacroDepth = 64;
   // The parser keeps one body within 96 levels; this bounds the stack when
@@ -514,7 +523,6 @@ class Renderer {
   std::map<std::string, const Stmt*> macros_;
   int macro_depth_ = 0;
   int depth_ = 0;
-  uint64_t steps_ = 0;
 };
 
 }  // namespace

@@ -23,7 +23,8 @@ bool is_known_test(std::string_view name) {
   return kTests.count(name) > 0;
 }
 
-Result<bool> apply_test(std::string_view name, const Value& v, const CallArgs& args) {
+Result<bool> apply_test(std::string_view name, const Value& v, const CallArgs& args,
+                        const BuiltinEnv& env) {
   const Value& arg = args.get(0, "other");
   if (name == "defined") return !v.is_undefined();
   if (name == "undefined") return v.is_undefined();
@@ -53,11 +54,15 @@ Result<bool> apply_test(std::string_view name, const Value& v, const CallArgs& a
     }
     return (v.as_int() % 2 != 0) == (name == "odd");
   }
-  if (name == "equalto" || name == "eq" || name == "==") return values_equal(v, arg);
-  if (name == "ne" || name == "!=") return !values_equal(v, arg);
+  if (name == "equalto" || name == "eq" || name == "==") return values_equal(v, arg, *env.budget);
+  if (name == "ne" || name == "!=") {
+    ASSIGN_OR_RETURN(const bool equal, values_equal(v, arg, *env.budget));
+    return !equal;
+  }
   if (name == "sameas") {
     if (v.container_identity()) return v.container_identity() == arg.container_identity();
-    return v.kind() == arg.kind() && values_equal(v, arg);
+    if (v.kind() != arg.kind()) return false;
+    return values_equal(v, arg, *env.budget);
   }
   if (name == "lt" || name == "<" || name == "gt" || name == ">") {
     if (!(v.is_number() && arg.is_number()))
@@ -69,8 +74,10 @@ Result<bool> apply_test(std::string_view name, const Value& v, const CallArgs& a
     if (arg.is_string() && v.is_string())
       return arg.as_string().find(v.as_string()) != std::string::npos;
     if (arg.is_array()) {
-      for (const Value& item : arg.as_array())
-        if (values_equal(item, v)) return true;
+      for (const Value& item : arg.as_array()) {
+        ASSIGN_OR_RETURN(const bool equal, values_equal(item, v, *env.budget));
+        if (equal) return true;
+      }
       return false;
     }
     if (arg.is_object()) return v.is_string() && arg.as_object().find(v.as_string()) != nullptr;

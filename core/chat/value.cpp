@@ -1,4 +1,5 @@
 #include "core/chat/value.h"
+#include "core/chat/budget.h"
 
 #include <algorithm>
 #include <charconv>
@@ -247,7 +248,7 @@ bool shallow_equal(const Value& a, const Value& b,
 
 }  // namespace
 
-bool values_equal(const Value& a, const Value& b) {
+Result<bool> values_equal(const Value& a, const Value& b, Budget& budget) {
   std::vector<std::pair<const Value*, const Value*>> pending{{&a, &b}};
   // Each pair of containers once: shared items would otherwise be compared
   // once per path to them, which doubles per level in x = [x, x].
@@ -255,6 +256,7 @@ bool values_equal(const Value& a, const Value& b) {
   while (!pending.empty()) {
     const auto [x, y] = pending.back();
     pending.pop_back();
+    RETURN_IF_ERROR(budget.charge());
     if (x->container_identity() && y->container_identity() &&
         !compared.emplace(x->container_identity(), y->container_identity()).second)
       continue;

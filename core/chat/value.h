@@ -20,6 +20,7 @@ class Value;
 using Array = std::vector<Value>;
 
 class Object;
+class Budget;
 
 class Value {
  public:
@@ -113,8 +114,9 @@ class Object {
 };
 
 // Equality as Python's ==: numbers compare by value across int/float/bool,
-// containers element by element (with a worklist: values may nest deeply).
-bool values_equal(const Value& a, const Value& b);
+// containers element by element (with a worklist: values may nest deeply),
+// each pair of items compared costing a step.
+Result<bool> values_equal(const Value& a, const Value& b, Budget& budget);
 
 // A copy that shares no list or dict with `value` (below 256 levels), so a
 // template's append or namespace assignment never reaches the caller's data.

@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 
+#include <chrono>
 #include <string>
 
 #include "core/chat/chat_template.h"
@@ -114,7 +115,9 @@ TEST(ChatHostile, ValuesNestedAtRenderTimeAreDestroyedAndPrintedSafely) {
   expect_refused(render("{% set x = [] %}{% for i in range(1000000) %}{% set x = [x] %}"
                         "{% endfor %}\n{{ x|length }}"),
                  StatusCode::kResourceExhausted, "steps", "test.jinja:1:");
-  EXPECT_EQ(text("{% set x = [] %}{% for i in range(500000) %}{% set x = [x] %}"
+  // 300,000 deep renders: within the budget, which also pays for each item
+  // of the range and of the loop's copy of it.
+  EXPECT_EQ(text("{% set x = [] %}{% for i in range(300000) %}{% set x = [x] %}"
                  "{% if loop.last %}{{ x|length }}{% endif %}{% endfor %}{{ x|length }}"),
             "10");
   expect_refused(render("{% set x = {} %}{% for i in range(200000) %}{% set x = {'a': x} %}\n"
@@ -123,7 +126,7 @@ TEST(ChatHostile, ValuesNestedAtRenderTimeAreDestroyedAndPrintedSafely) {
   // Lists chained through append, each append seeing a shallow value: nothing
   // checks depth there, so tearing down and comparing must not recurse.
   const auto chained = render(
-      "{% set root = [] %}{% set ns = namespace(cur=root) %}{% for i in range(300000) %}"
+      "{% set root = [] %}{% set ns = namespace(cur=root) %}{% for i in range(200000) %}"
       "{% set n = [] %}{% if ns.cur.append(n) %}{% endif %}{% set ns.cur = n %}{% endfor %}"
       "{{ root == root }}{{ root }}");
   ASSERT_TRUE(chained.ok()) << chained.status().to_string();
@@ -144,6 +147,131 @@ TEST(ChatHostile, RepeatingAnEmptySequenceHugeTimesIsImmediate) {
   EXPECT_EQ(text("{{ (2**62) * '' }}"), "");
   expect_refused(render("\n{{ 'a' * 2**62 }}"), StatusCode::kResourceExhausted,
                  "string repetition past", "test.jinja:2:");
+}
+
+// A value whose paths double at each level: sixty levels of [x, x] share one
+// list per level, so it is small, but a walk that follows every path visits
+// 2^60 of them. Built in a namespace, which outlives the loop's scope.
+constexpr std::string_view kShared =
+    "{% set ns = namespace(x=[]) %}{% for i in range(60) %}{% set ns.x = [ns.x, ns.x] %}"
+    "{% endfor %}\n";
+
+// A render that must end at the output limit or the step budget, fast: the
+// time cap is loose (a hang is 2^60 steps), so it cannot flake on a slow or
+// sanitized build.
+void expect_ends_at_a_limit(std::string_view source, std::string_view where) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto result = render(source);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 10.0);
+  ASSERT_FALSE(result.ok()) << "rendered " << result->size() << " bytes";
+  EXPECT_EQ(result.status().code(), StatusCode::kResourceExhausted) << result.status().to_string();
+  const std::string& message = result.status().message();
+  EXPECT_TRUE(message.find("passed 8388608 bytes") != std::string::npos ||
+              message.find("ran past 4000000 steps") != std::string::npos)
+      << result.status().to_string();
+  EXPECT_EQ(message.rfind(where, 0), 0u) << result.status().to_string();
+}
+
+TEST(ChatHostile, SharedSubValuesArePrintedWithinTheLimits) {
+  const std::string_view walks[] = {
+      "{{ ns.x }}",
+      "{{ ns.x|tojson }}",
+      "{{ ns.x|tojson(indent=2) }}",
+      "{{ ns.x|string }}",
+      "{{ ns.x|string|length }}",
+      "{{ [ns.x]|join(', ') }}",
+      "{{ [ns.x, ns.x]|join }}",
+      "{{ ns.x ~ '' }}",
+      "{{ 'a' ~ ns.x }}",
+      "{{ ns.x|trim }}",
+      "{{ ns.x|replace('[', '(') }}",
+      "{{ ns.x|upper }}",
+      "{{ ns.x|e }}",
+      "{{ ns.x|indent(2) }}",
+      "{{ raise_exception(ns.x) }}",
+      "{% filter upper %}{{ ns.x }}{% endfilter %}",
+      "{{ ns.x|map('string')|list }}",
+      "{{ {'a': ns.x}|tojson }}",
+      "{{ {'a': ns.x}|items|list }}",
+  };
+  for (const std::string_view walk : walks) {
+    SCOPED_TRACE(walk);
+    expect_ends_at_a_limit(std::string(kShared) + std::string(walk), "test.jinja:2:");
+  }
+}
+
+TEST(ChatHostile, SharedSubValuesCompareAndSearchInLinearTime) {
+  // Walks that visit each shared list once (or stop at the first level)
+  // finish at once and give Python's answers.
+  EXPECT_EQ(text(std::string(kShared) +
+                 "{{ ns.x == ns.x }} {{ [ns.x] == [ns.x] }} {{ 'a' in ns.x }} "
+                 "{{ ns.x in [ns.x] }} {{ ns.x|length }} {{ [ns.x, ns.x]|unique|list|length }} "
+                 "{{ ns.x|first|length }} {{ ns.x is sameas ns.x }}"),
+            "True True False True 2 1 2 True");
+  // An error message that quotes the value quotes a bounded prefix of it.
+  const auto missing = render(std::string(kShared) + "{{ nothing[ns.x] }}");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_LT(missing.status().message().size(), 1000u) << missing.status().to_string();
+}
+
+TEST(ChatHostile, CopiesOfLongListsSpendTheStepBudget) {
+  // Each line does O(1) steps of template but copies, compares or sorts a
+  // list of 100,000 items; a loop of them must spend the budget per item,
+  // not per expression, or it runs for hours.
+  const std::string big = "{% set big = range(100000)|list %}";
+  const std::string_view per_iteration[] = {
+      "{% set y = big|list %}",
+      "{% set y = big + [] %}",
+      "{% set y = big * 1 %}",
+      "{% set y = big[1:] %}",
+      "{% set y = big|reverse %}",
+      "{% set y = big|first %}",
+      "{% set y = big|sort %}",
+      "{% set y = big|unique|list %}",
+      "{% set y = -1 in big %}",
+      "{% set y = big == big[:] %}",
+      "{% set y = big|join %}",
+      "{% set y = big|sum %}",
+      "{% set y = big|max %}",
+      "{% set y = big|select('odd')|list %}",
+      "{% for i in big %}{% break %}{% endfor %}",
+      "{% set y = range(100000) %}",
+      "{% set y = dict(a=big).items() %}",
+      "{% if ns.l.append(big) %}{% endif %}",
+  };
+  for (const std::string_view body : per_iteration) {
+    SCOPED_TRACE(body);
+    expect_ends_at_a_limit(big + "{% set ns = namespace(l=[]) %}\n{% for i in range(1000000) %}" +
+                               std::string(body) + "{% endfor %}",
+                           "test.jinja:2:");
+  }
+  // The same lists, once each, are well within the budget.
+  EXPECT_EQ(
+      text(big + "{{ (big|list + big)|length }} {{ big|sort|last }} {{ big|unique|list|length "
+                 "}} {{ -1 in big }} {{ big|sum }}"),
+      "200000 99999 100000 False 4999950000");
+}
+
+TEST(ChatHostile, CopiesOfLongStringsSpendTheStepBudget) {
+  // An 8 MB-ish string copied a million times is 8 TB of work (and as much
+  // memory, kept in a list); strings cost steps by their size.
+  const std::string long_string = "{% set s = 'a' * 4000000 %}{% set ns = namespace(l=[]) %}\n";
+  const std::string_view per_iteration[] = {
+      "{% set y = s ~ '' %}",
+      "{% set y = s + 'b' %}",
+      "{% set y = s|trim %}",
+      "{% set y = [s]|string %}",
+      "{% if ns.l.append(s) %}{% endif %}",
+  };
+  for (const std::string_view body : per_iteration) {
+    SCOPED_TRACE(body);
+    expect_ends_at_a_limit(
+        long_string + "{% for i in range(1000000) %}" + std::string(body) + "{% endfor %}",
+        "test.jinja:2:");
+  }
 }
 
 }  // namespace
