@@ -66,10 +66,13 @@ Result<bool> less_than(const Value& a, const Value& b, bool case_sensitive) {
     return a.as_double() < b.as_double();
   if (a.is_string() && b.is_string()) {
     if (case_sensitive) return a.as_string() < b.as_string();
-    std::string x = a.as_string(), y = b.as_string();
-    for (char& c : x) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    for (char& c : y) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return x < y;
+    // Case-folded in place (no copies of what may be megabytes).
+    const auto fold = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; };
+    return std::lexicographical_compare(
+        a.as_string().begin(), a.as_string().end(), b.as_string().begin(), b.as_string().end(),
+        [&](char x, char y) {
+          return static_cast<unsigned char>(fold(x)) < static_cast<unsigned char>(fold(y));
+        });
   }
   return invalid_argument("cannot order a " + std::string(a.type_name()) + " and a " +
                           std::string(b.type_name()));
@@ -106,6 +109,13 @@ Result<Value> sort_filter(const Value& subject, const CallArgs& args, bool dict_
     if (Status charged = env.budget->charge(); !charged.ok()) {
       failure = std::move(charged);
       return false;
+    }
+    if (x.first.is_string() && y.first.is_string()) {  // comparing strings reads them
+      const std::size_t bytes = x.first.as_string().size() + y.first.as_string().size();
+      if (Status read = env.budget->charge(bytes / Budget::kBytesPerStep); !read.ok()) {
+        failure = std::move(read);
+        return false;
+      }
     }
     auto lt = reverse ? less_than(y.first, x.first, case_sensitive)
                       : less_than(x.first, y.first, case_sensitive);
@@ -306,6 +316,7 @@ Result<Value> unique_filter(const Value& subject, const BuiltinEnv& env) {
   for (const Value& item : items) {
     bool seen = false;
     if (item.is_string()) {
+      RETURN_IF_ERROR(env.budget->charge(item.as_string().size() / Budget::kBytesPerStep));
       seen = !strings.insert(item.as_string()).second;
     } else if (item.is_int() || item.is_bool()) {
       seen = !integers.insert(item.is_bool() ? item.as_bool() : item.as_int()).second;
@@ -482,6 +493,9 @@ Result<Value> apply_filter(std::string_view name, const Value& subject, const Ca
     if (items.empty()) return Value();
     Value best = items[0];
     for (const Value& item : items) {
+      if (item.is_string() && best.is_string())  // both are case-folded copies
+        RETURN_IF_ERROR(env.budget->charge((item.as_string().size() + best.as_string().size()) /
+                                           Budget::kBytesPerStep));
       ASSIGN_OR_RETURN(bool lt, less_than(item, best, false));
       ASSIGN_OR_RETURN(bool gt, less_than(best, item, false));
       if (name == "min" ? lt : gt) best = item;

@@ -87,7 +87,7 @@ Value Value::floating(double d) {
 Value Value::string(std::string s) {
   Value v;
   v.kind_ = Kind::kString;
-  v.data_ = std::move(s);
+  v.data_ = std::make_shared<const std::string>(std::move(s));
   return v;
 }
 
@@ -118,7 +118,7 @@ Value Value::name_space(Object entries) {
 Value Value::function(std::string name) {
   Value v;
   v.kind_ = Kind::kFunction;
-  v.data_ = std::move(name);
+  v.data_ = std::make_shared<const std::string>(std::move(name));
   return v;
 }
 
@@ -203,8 +203,10 @@ Value& Value::push_back(Value value) {
 namespace {
 
 // One level of ==; containers of equal shape queue their items in `pending`.
-bool shallow_equal(const Value& a, const Value& b,
-                   std::vector<std::pair<const Value*, const Value*>>& pending) {
+// Strings of the same length cost their bytes (comparing them reads them).
+Result<bool> shallow_equal(const Value& a, const Value& b,
+                           std::vector<std::pair<const Value*, const Value*>>& pending,
+                           Budget& budget) {
   const bool a_num = a.is_number() || a.is_bool();
   const bool b_num = b.is_number() || b.is_bool();
   if (a_num && b_num) {
@@ -220,6 +222,8 @@ bool shallow_equal(const Value& a, const Value& b,
       return true;
     case Value::Kind::kString:
     case Value::Kind::kFunction:
+      if (a.as_string().size() != b.as_string().size()) return false;
+      RETURN_IF_ERROR(budget.charge(a.as_string().size() / Budget::kBytesPerStep));
       return a.as_string() == b.as_string();
     case Value::Kind::kArray: {
       if (a.container_identity() == b.container_identity()) return true;
@@ -260,7 +264,8 @@ Result<bool> values_equal(const Value& a, const Value& b, Budget& budget) {
     if (x->container_identity() && y->container_identity() &&
         !compared.emplace(x->container_identity(), y->container_identity()).second)
       continue;
-    if (!shallow_equal(*x, *y, pending)) return false;
+    ASSIGN_OR_RETURN(const bool equal, shallow_equal(*x, *y, pending, budget));
+    if (!equal) return false;
   }
   return true;
 }

@@ -1,7 +1,8 @@
 // The values a chat template computes with: Jinja's (Python's) data model cut
 // down to what chat templates use. Arrays, objects and namespaces are shared by
 // reference as in Python, so `ns.x = ...` and `list.append(...)` are seen by
-// every holder; everything else is a plain value.
+// every holder; strings are immutable and shared too; everything else is a
+// plain value.
 #pragma once
 
 #include <cstdint>
@@ -68,7 +69,9 @@ class Value {
   // A number (int, float or bool) as a double.
   double as_double() const;
   // The text of a string, or the name of a function.
-  const std::string& as_string() const { return std::get<std::string>(data_); }
+  const std::string& as_string() const {
+    return *std::get<std::shared_ptr<const std::string>>(data_);
+  }
   const Array& as_array() const { return *std::get<std::shared_ptr<Array>>(data_); }
   Array& mutable_array() const { return *std::get<std::shared_ptr<Array>>(data_); }
   const Object& as_object() const { return *std::get<std::shared_ptr<Object>>(data_); }
@@ -93,8 +96,10 @@ class Value {
 
   Kind kind_ = Kind::kUndefined;
   bool namespace_ = false;
-  std::variant<std::monostate, bool, int64_t, double, std::string, std::shared_ptr<Array>,
-               std::shared_ptr<Object>>
+  // Strings are immutable and shared, so copying a value (into a list, a
+  // loop variable, a macro's scope) is O(1) whatever its length.
+  std::variant<std::monostate, bool, int64_t, double, std::shared_ptr<const std::string>,
+               std::shared_ptr<Array>, std::shared_ptr<Object>>
       data_;
 };
 

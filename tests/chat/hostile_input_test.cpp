@@ -258,13 +258,24 @@ TEST(ChatHostile, CopiesOfLongListsSpendTheStepBudget) {
 TEST(ChatHostile, CopiesOfLongStringsSpendTheStepBudget) {
   // An 8 MB-ish string copied a million times is 8 TB of work (and as much
   // memory, kept in a list); strings cost steps by their size.
-  const std::string long_string = "{% set s = 'a' * 4000000 %}{% set ns = namespace(l=[]) %}\n";
+  // Lists of them are copied, compared, sorted and hashed by their bytes.
+  const std::string long_string =
+      "{% set s = 'a' * 4000000 %}{% set l = [s, s, s, s] %}{% set ns = namespace(l=[]) %}"
+      "{% macro f(x) %}{% endmacro %}\n";
   const std::string_view per_iteration[] = {
       "{% set y = s ~ '' %}",
       "{% set y = s + 'b' %}",
       "{% set y = s|trim %}",
       "{% set y = [s]|string %}",
+      "{% set y = s[0] %}",
+      "{% set y = 'b' in s %}",
       "{% if ns.l.append(s) %}{% endif %}",
+      "{% for x in l %}{% endfor %}",
+      "{{ f(l) }}",
+      "{% set y = l == l[:] %}",
+      "{% set y = l|sort %}",
+      "{% set y = l|unique|list %}",
+      "{% set y = l|max %}",
   };
   for (const std::string_view body : per_iteration) {
     SCOPED_TRACE(body);
