@@ -51,6 +51,20 @@ Result<Value> call_global(std::string_view name, const CallArgs& args, const Bui
 // item looked at.
 Result<bool> contains_container(const Value& value, const void* identity, Budget& budget);
 
+// Substring search in time linear in the text and the needle (KMP for long
+// needles): std::string::find compares the whole needle wherever its first
+// byte occurs, O(n * m) for 'aa...ab' in 'aaaa...'.
+class SubstringSearch {
+ public:
+  explicit SubstringSearch(std::string_view needle);
+  // The first occurrence at or after `from`, or npos.
+  std::size_t find(std::string_view text, std::size_t from = 0) const;
+
+ private:
+  std::string_view needle_;
+  std::vector<std::size_t> border_;  // KMP's failure function; empty for short needles
+};
+
 // Python's str.strip family: `chars` none or undefined means whitespace.
 std::string strip_chars(const std::string& s, const Value& chars, bool left, bool right);
 

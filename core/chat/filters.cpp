@@ -247,9 +247,10 @@ Result<Value> replace_filter(const Value& subject, const CallArgs& args, const B
     if (count != 0) out += to;
     return Value::string(std::move(out));
   }
+  const SubstringSearch search(from);
   std::size_t start = 0;
   while (count != 0) {
-    const std::size_t at = s.find(from, start);
+    const std::size_t at = search.find(s, start);
     if (at == std::string::npos) break;
     out.append(s, start, at - start);
     out += to;

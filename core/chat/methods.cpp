@@ -88,9 +88,10 @@ Result<Value> split(const std::string& s, const Value& sep, const Value& maxspli
   }
   ASSIGN_OR_RETURN(std::string separator, string_argument(sep, "split's separator"));
   if (separator.empty()) return invalid_argument("split: empty separator");
+  const SubstringSearch search(separator);
   std::size_t start = 0;
   while (true) {
-    const std::size_t found = s.find(separator, start);
+    const std::size_t found = search.find(s, start);
     if (found == std::string::npos ||
         (maxsplit >= 0 && static_cast<int64_t>(parts.size()) >= maxsplit)) {
       parts.push_back(Value::string(s.substr(start)));
@@ -144,15 +145,16 @@ Result<Value> string_method(const std::string& s, std::string_view name, const C
   }
   if (name == "find" || name == "count") {
     ASSIGN_OR_RETURN(std::string needle, string_argument(args.get(0, "sub"), name));
+    const SubstringSearch search(needle);
     if (name == "find") {
-      const std::size_t at = s.find(needle);
+      const std::size_t at = search.find(s);
       if (at == std::string::npos) return Value::integer(-1);
       return Value::integer(static_cast<int64_t>(utf8_char_offsets(s.substr(0, at)).size() - 1));
     }
     if (needle.empty()) return Value::integer(static_cast<int64_t>(utf8_char_offsets(s).size()));
     int64_t count = 0;
-    for (std::size_t at = s.find(needle); at != std::string::npos;
-         at = s.find(needle, at + needle.size()))
+    for (std::size_t at = search.find(s); at != std::string::npos;
+         at = search.find(s, at + needle.size()))
       ++count;
     return Value::integer(count);
   }
@@ -256,11 +258,35 @@ Result<Value> range(const CallArgs& args, const BuiltinEnv& env) {
 
 }  // namespace
 
+SubstringSearch::SubstringSearch(std::string_view needle) : needle_(needle) {
+  if (needle.size() <= 64) return;  // find's worst case is 64 times the text: fine
+  border_.assign(needle.size(), 0);
+  for (std::size_t i = 1, k = 0; i < needle.size(); ++i) {
+    while (k > 0 && needle[i] != needle[k]) k = border_[k - 1];
+    if (needle[i] == needle[k]) ++k;
+    border_[i] = k;
+  }
+}
+
+std::size_t SubstringSearch::find(std::string_view text, std::size_t from) const {
+  if (border_.empty()) return text.find(needle_, from);
+  for (std::size_t i = from, k = 0; i < text.size(); ++i) {
+    while (k > 0 && text[i] != needle_[k]) k = border_[k - 1];
+    if (text[i] == needle_[k]) ++k;
+    if (k == needle_.size()) return i + 1 - k;
+  }
+  return std::string_view::npos;
+}
+
 std::string strip_chars(const std::string& s, const Value& chars, bool left, bool right) {
   const bool whitespace = !chars.is_string();
+  // A table, not a search of `chars` per byte (which may be megabytes long).
+  bool strip[256] = {};
+  if (!whitespace)
+    for (const char c : chars.as_string()) strip[static_cast<unsigned char>(c)] = true;
   const auto strip_this = [&](char c) {
     return whitespace ? is_python_space(static_cast<unsigned char>(c))
-                      : chars.as_string().find(c) != std::string::npos;
+                      : strip[static_cast<unsigned char>(c)];
   };
   std::size_t begin = 0, end = s.size();
   if (left)

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "core/chat/builtins.h"
 #include "core/chat/format.h"
 
 namespace tessera::chat {
@@ -155,7 +156,7 @@ Result<Value> apply_binary_operator(std::string_view op, const Value& a, const V
       if (!a.is_string())
         return invalid_argument("'in <string>' needs a string on the left, not a " +
                                 std::string(a.type_name()));
-      found = b.as_string().find(a.as_string()) != std::string::npos;
+      found = SubstringSearch(a.as_string()).find(b.as_string()) != std::string::npos;
     } else if (b.is_array()) {
       for (const Value& item : b.as_array()) {
         ASSIGN_OR_RETURN(found, values_equal(item, a, budget));

@@ -72,7 +72,7 @@ Result<bool> apply_test(std::string_view name, const Value& v, const CallArgs& a
   }
   if (name == "in") {
     if (arg.is_string() && v.is_string())
-      return arg.as_string().find(v.as_string()) != std::string::npos;
+      return SubstringSearch(v.as_string()).find(arg.as_string()) != std::string::npos;
     if (arg.is_array()) {
       for (const Value& item : arg.as_array()) {
         ASSIGN_OR_RETURN(const bool equal, values_equal(item, v, *env.budget));

@@ -285,5 +285,21 @@ TEST(ChatHostile, CopiesOfLongStringsSpendTheStepBudget) {
   }
 }
 
+TEST(ChatHostile, SubstringSearchIsLinearInTheTextAndTheNeedle) {
+  // 'aa...ab' in 'aaaa...' compares the whole needle at every position with
+  // a naive search: 8 * 10^12 byte comparisons here.
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(text("{% set h = 'a' * 4000000 %}{% set n = 'a' * 2000000 + 'b' %}"
+                 "{{ n in h }} {{ h is in [h] }} {{ n is in h }} {{ h.find(n) }} {{ h.count(n) }} "
+                 "{{ h.split(n)|length }} {{ h.replace(n, 'x')|length }} "
+                 "{{ h|trim('b' * 4000000 + 'a')|length }} {{ h.find('a' * 100 + 'b') }}"),
+            "False True False -1 0 1 4000000 0 -1");
+  EXPECT_EQ(text("{% set n = 'ab' * 50 %}{{ ('x' + n + n + 'y').find(n + n) }} "
+                 "{{ ('xx' + n + 'c' + n).count(n) }} {{ (n + '.' + n).split(n)|length }} "
+                 "{{ ('a' + n).replace(n, '-') }}"),
+            "1 2 3 a-");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 10.0);
+}
+
 }  // namespace
 }  // namespace tessera::chat
