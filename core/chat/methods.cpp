@@ -348,9 +348,8 @@ Result<Value> call_global(std::string_view name, const CallArgs& args, const Bui
   if (name == "range") return range(args, env);
   if (name == "namespace" || name == "dict") {
     Object entries;
-    // Object::set looks for the key among those already set.
     const auto set = [&](const std::string& key, const Value& value) -> Status {
-      RETURN_IF_ERROR(env.budget->charge(entries.size() + 1));
+      RETURN_IF_ERROR(env.budget->charge());  // an item copied
       entries.set(key, value);
       return ok_status();
     };

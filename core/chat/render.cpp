@@ -308,7 +308,6 @@ class Renderer {
           if (!key.is_string())
             return invalid_argument("dict keys must be strings in this renderer");
           ASSIGN_OR_RETURN(Value value, eval(*e.args[i + 1]));
-          RETURN_IF_ERROR(budget_.charge(entries.size()));  // set() looks through the keys so far
           entries.set(key.as_string(), std::move(value));
         }
         return Value::object(std::move(entries));
@@ -463,6 +462,8 @@ class Renderer {
         return invalid_argument("macro '" + macro.text + "' has no parameter '" + key + "'");
     if (macro_depth_ >= kMaxMacroDepth)
       return resource_exhausted("macro calls nested deeper than " + std::to_string(kMaxMacroDepth));
+    // The call copies the top-level scope (one item per variable).
+    RETURN_IF_ERROR(budget_.charge(scopes_.front().size()));
     std::vector<Object> caller_scopes;
     caller_scopes.swap(scopes_);
     scopes_.push_back(caller_scopes.front());

@@ -11,22 +11,36 @@
 
 namespace tessera::chat {
 
+std::size_t Object::position(std::string_view key) const {
+  if (!index_.empty()) {
+    const auto it = index_.find(key);
+    return it == index_.end() ? entries_.size() : it->second;
+  }
+  for (std::size_t i = 0; i < entries_.size(); ++i)
+    if (entries_[i].first == key) return i;
+  return entries_.size();
+}
+
 const Value* Object::find(std::string_view key) const {
-  for (const auto& [k, v] : entries_)
-    if (k == key) return &v;
-  return nullptr;
+  const std::size_t at = position(key);
+  return at < entries_.size() ? &entries_[at].second : nullptr;
 }
 
 Value* Object::find(std::string_view key) {
-  for (auto& [k, v] : entries_)
-    if (k == key) return &v;
-  return nullptr;
+  const std::size_t at = position(key);
+  return at < entries_.size() ? &entries_[at].second : nullptr;
 }
 
 void Object::set(std::string key, Value value) {
   if (Value* existing = find(key)) {
     *existing = std::move(value);
     return;
+  }
+  if (!index_.empty()) {
+    index_.emplace(key, entries_.size());
+  } else if (entries_.size() + 1 >= kIndexFrom) {
+    for (std::size_t i = 0; i < entries_.size(); ++i) index_.emplace(entries_[i].first, i);
+    index_.emplace(key, entries_.size());
   }
   entries_.emplace_back(std::move(key), std::move(value));
 }

@@ -6,9 +6,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -104,18 +106,32 @@ class Value {
 };
 
 // An insertion-ordered string-keyed map (Python dicts keep insertion order, and
-// tojson prints keys in that order). Lookup is linear: chat objects are small.
+// tojson prints keys in that order). Lookup is linear while the map is small
+// and hashed past kIndexFrom keys: a dict from the request, or a scope of
+// many variables, must not make every lookup cost its size.
 class Object {
  public:
   const Value* find(std::string_view key) const;
   Value* find(std::string_view key);
   void set(std::string key, Value value);  // replaces in place or appends
   const std::vector<std::pair<std::string, Value>>& entries() const { return entries_; }
+  // For changing values in place; keys must stay as they are (the index).
   std::vector<std::pair<std::string, Value>>& mutable_entries() { return entries_; }
   std::size_t size() const { return entries_.size(); }
 
  private:
+  static constexpr std::size_t kIndexFrom = 32;
+  std::size_t position(std::string_view key) const;  // entries_.size() when absent
+
   std::vector<std::pair<std::string, Value>> entries_;
+  struct KeyHash {
+    using is_transparent = void;  // find by string_view, no copy of the key
+    std::size_t operator()(std::string_view key) const {
+      return std::hash<std::string_view>{}(key);
+    }
+  };
+  std::unordered_map<std::string, std::size_t, KeyHash, std::equal_to<>>
+      index_;  // empty below kIndexFrom keys
 };
 
 // Equality as Python's ==: numbers compare by value across int/float/bool,

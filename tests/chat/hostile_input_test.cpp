@@ -301,5 +301,24 @@ TEST(ChatHostile, SubstringSearchIsLinearInTheTextAndTheNeedle) {
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 10.0);
 }
 
+TEST(ChatHostile, ManyKeysAndVariablesDoNotMakeLookupsCostTheirCount) {
+  // A dict of 100,000 keys, built from pairs and then read in a loop: with
+  // a linear lookup, 5 * 10^9 key comparisons to build and as many to read.
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(text("{% set ns = namespace(l=[], n=0) %}{% for i in range(100000) %}"
+                 "{% if ns.l.append(['k' ~ i, i]) %}{% endif %}{% endfor %}{% set d = dict(ns.l) %}"
+                 "{% for i in range(50000) %}{% if d.k99999 and d['k' ~ i] == i %}"
+                 "{% set ns.n = ns.n + 1 %}{% endif %}{% endfor %}{{ d|length }} {{ ns.n }}"),
+            "100000 50000");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 10.0);
+  // A macro call copies the template's top-level variables: a step each.
+  std::string many;
+  for (int i = 0; i < 20000; ++i) many += "{% set v" + std::to_string(i) + " = 1 %}";
+  expect_ends_at_a_limit(many +
+                             "{% macro f() %}{% endmacro %}\n"
+                             "{% for i in range(1000000) %}{{ f() }}{% endfor %}",
+                         "test.jinja:2:");
+}
+
 }  // namespace
 }  // namespace tessera::chat
