@@ -51,17 +51,38 @@ TEST(ConfigSchema, ReferenceTableHasOneRowPerKey) {
     EXPECT_TRUE(is_config_section(key.section)) << key.section;
   }
   // The names later tools depend on.
-  for (const char* name :
-       {"model.path",           "model.tokenizer",         "backend.plugin",
-        "backend.threads",      "backend.weights",         "cache.plugin",
-        "cache.max_tokens",     "cache.max_memory_mib",    "cache.codec_stage",
-        "cache.codec_span",     "cache.codec_skip_layers", "cache.codec.plugin",
-        "cache.swa_full",       "decode.proposer",         "decode.verifier",
-        "decode.max_tokens",    "decode.max_batch",        "decode.branch_layout",
-        "sampling.temperature", "sampling.top_k",          "sampling.top_p",
-        "sampling.seed",        "scheduler.plugin",        "plugins.search_path"})
+  for (const char* name : {"model.path",
+                           "model.tokenizer",
+                           "backend.plugin",
+                           "backend.threads",
+                           "backend.weights",
+                           "cache.plugin",
+                           "cache.max_tokens",
+                           "cache.max_memory_mib",
+                           "cache.codec_stage",
+                           "cache.codec_span",
+                           "cache.codec_skip_layers",
+                           "cache.codec.plugin",
+                           "cache.swa_full",
+                           "decode.proposer",
+                           "decode.verifier",
+                           "decode.max_tokens",
+                           "decode.max_batch",
+                           "decode.branch_layout",
+                           "sampling.temperature",
+                           "sampling.top_k",
+                           "sampling.top_p",
+                           "sampling.seed",
+                           "scheduler.plugin",
+                           "plugins.search_path",
+                           "server.max_sessions_per_key",
+                           "server.queue_timeout_s",
+                           "server.max_body_bytes",
+                           "server.header_timeout_s",
+                           "server.max_connections_per_address",
+                           "server.metrics_need_key"})
     EXPECT_EQ(keys.count(name), 1u) << name;
-  EXPECT_EQ(keys.size(), 31u);
+  EXPECT_EQ(keys.size(), 37u);
   EXPECT_THAT(table, HasSubstr("| `sampling.top_p` | float | `1.0` | (0, 1] |"));
   EXPECT_THAT(table, HasSubstr("| `model.path` | string | required |"));
   EXPECT_THAT(table, HasSubstr("| `plugins.search_path` | list of strings | `[]` |"));
