@@ -348,6 +348,32 @@ TEST(HttpHostile, PipelinedRequestsAreAnsweredInOrder) {
   EXPECT_NE(models, std::string::npos);
 }
 
+// A flood of pipelined requests refused from their heads alone is answered
+// in order while the client reads, and closed (not answered in part) once
+// it stops reading; the server goes on.
+TEST(HttpHostile, APipelinedFloodOfRefusedRequestsIsAnsweredOrClosed) {
+  Served served;
+  ASSERT_TRUE(served.ok());
+  std::string flood;
+  for (int i = 0; i < 200; ++i) flood += "GET /nope HTTP/1.1\r\nHost: t\r\n\r\n";
+  RawSocket reader(served.port());
+  reader.send(flood);
+  std::string answers;
+  const auto start = Clock::now();
+  while (count_of(answers, "HTTP/1.1 404 Not Found") < 200 && !reader.closed() &&
+         seconds_since(start) < 10)
+    answers = reader.read(0.1);
+  EXPECT_EQ(count_of(answers, "HTTP/1.1 404 Not Found"), 200);
+  // 20,000 requests (about 700 KB) sent without reading a byte of the answers.
+  RawSocket deaf(served.port());
+  std::string big;
+  for (int i = 0; i < 100; ++i) big += flood;
+  deaf.send(big);  // may fail part way: the server closes a client that does not read
+  auto health = served.client().Get("/health");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+}
+
 // Item 12: large bodies do not stay resident after their requests.
 TEST(HttpHostile, LargeBodiesAreNotRetained) {
   ServedOptions options;

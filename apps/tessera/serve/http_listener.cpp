@@ -11,7 +11,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <exception>
 
 #include "apps/tessera/serve/http_body_decoder.h"
 
@@ -35,10 +37,11 @@ std::string peer_address(const sockaddr_storage& addr) {
   return text;
 }
 
-// Best effort on a socket nothing was written to yet: a small response
-// fits its send buffer.
-void send_now(int fd, const std::string& bytes) {
-  (void)::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+// Without blocking the loop: a small response fits an empty send buffer.
+// False when it did not all go (a client that stopped reading).
+bool send_now(int fd, const std::string& bytes) {
+  const ssize_t n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  return n == static_cast<ssize_t>(bytes.size());
 }
 
 HttpResponse error_response(int status, const std::string& message) {
@@ -160,6 +163,7 @@ void HttpListener::stop() {
 
 void HttpListener::loop() {
   epoll_event events[256];
+  auto last_expiry = Clock::now();
   while (!stopping_) {
     const int n = ::epoll_wait(epoll_fd_, events, 256, 100);
     for (int i = 0; i < n && !stopping_; ++i) {
@@ -174,7 +178,11 @@ void HttpListener::loop() {
         on_readable(*it->second);
       }
     }
-    expire(Clock::now());
+    // Deadlines are checked a few times a second, not after every event.
+    if (const auto now = Clock::now(); now - last_expiry >= std::chrono::milliseconds(50)) {
+      expire(now);
+      last_expiry = now;
+    }
   }
 }
 
@@ -276,18 +284,23 @@ void HttpListener::advance(Connection& connection) {
       HttpRequest request;
       const HeadParse parsed = parse_request_head(connection.in, limits_.head, request);
       if (parsed.state == HeadParse::State::kIncomplete) return;
-      if (parsed.state == HeadParse::State::kInvalid)
-        return answer_early(connection, error_response(parsed.error_status, parsed.error));
+      if (parsed.state == HeadParse::State::kInvalid) {
+        if (answer_early(connection, error_response(parsed.error_status, parsed.error))) continue;
+        return;
+      }
       connection.in.erase(0, parsed.consumed);
       request.peer = connection.peer;
       const BodyFraming framing = body_framing(request);
-      if (framing.error_status != 0)
-        return answer_early(connection, error_response(framing.error_status, framing.error));
+      if (framing.error_status != 0) {
+        if (answer_early(connection, error_response(framing.error_status, framing.error))) continue;
+        return;
+      }
       connection.request = std::move(request);
       if (auto early = check_(connection.request)) {
         // The body was not read: the connection cannot carry another request.
         if (framing.kind != BodyFraming::Kind::kNone) early->close = true;
-        return answer_early(connection, *early);
+        if (answer_early(connection, *early)) continue;
+        return;
       }
       connection.body = std::make_unique<BodyDecoder>(framing, limits_.max_body_bytes);
       if (connection.body->state() == BodyDecoder::State::kNeedMore && connection.in.empty() &&
@@ -303,29 +316,35 @@ void HttpListener::advance(Connection& connection) {
       case BodyDecoder::State::kNeedMore:
         return;
       case BodyDecoder::State::kTooLarge:
-        return answer_early(connection, error_response(413, body.error()));
+        answer_early(connection, error_response(413, body.error()));
+        return;
       case BodyDecoder::State::kInvalid:
-        return answer_early(connection, error_response(400, body.error()));
+        answer_early(connection, error_response(400, body.error()));
+        return;
       case BodyDecoder::State::kDone:
         connection.request.body = std::move(body.body());
         connection.body.reset();
-        return dispatch(connection);
+        if (dispatch(connection)) return;  // with a worker, or closing
+        continue;                          // answered 503 at once: the next request
     }
   }
 }
 
-void HttpListener::answer_early(Connection& connection, const HttpResponse& response) {
-  const bool keep = !response.close && connection.request.keep_alive();
-  send_now(connection.fd,
-           http_response_head(response.status, response.content_type, response.headers,
-                              static_cast<int64_t>(response.body.size()), keep, 1) +
-               response.body);
+bool HttpListener::answer_early(Connection& connection, const HttpResponse& response) {
+  bool keep = !response.close && connection.request.keep_alive();
+  // A client that does not read its answers (a pipelined flood of refused
+  // requests) is closed rather than answered in part.
+  const bool sent = send_now(
+      connection.fd, http_response_head(response.status, response.content_type, response.headers,
+                                        static_cast<int64_t>(response.body.size()), keep, 1) +
+                         response.body);
+  keep = keep && sent;
   connection.body.reset();
   connection.request = HttpRequest{};
   if (keep) {
     connection.phase = Connection::Phase::kIdle;
     connection.deadline = after(limits_.idle_timeout_s);
-    return advance(connection);
+    return true;
   }
   // Lingering close: closing with unread bytes in the socket would send a
   // reset that can destroy the response before the client reads it. Stop
@@ -335,9 +354,10 @@ void HttpListener::answer_early(Connection& connection, const HttpResponse& resp
   connection.in.shrink_to_fit();
   connection.phase = Connection::Phase::kLingering;
   connection.deadline = after(2);
+  return false;
 }
 
-void HttpListener::dispatch(Connection& connection) {
+bool HttpListener::dispatch(Connection& connection) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (queued_.size() < limits_.max_queued) {
@@ -346,12 +366,13 @@ void HttpListener::dispatch(Connection& connection) {
       connection.phase = Connection::Phase::kWorking;
       queued_.push_back(&connection);
       work_ready_.notify_one();
-      return;
+      return true;
     }
   }
   HttpResponse busy = error_response(503, "the server has too many requests waiting; retry later");
   busy.headers.emplace_back("Retry-After", "1");
-  answer_early(connection, busy);
+  busy.close = false;
+  return !answer_early(connection, busy);  // kept alive: read the next request
 }
 
 void HttpListener::worker() {
@@ -368,7 +389,13 @@ void HttpListener::worker() {
     HttpResponder responder(connection->fd, request.minor_version,
                             request.keep_alive() && !stopping_, limits_.write_timeout_s);
     const std::size_t body_bytes = request.body.size();
-    handler_(request, responder);
+    try {
+      handler_(request, responder);
+    } catch (const std::exception& e) {  // out of memory, a bug: this request fails, not the server
+      std::fprintf(stderr, "tessera serve: a request failed: %s\n", e.what());
+      if (!responder.started())
+        responder.send(error_response(500, "the server failed on this request; see its log"));
+    }
     if (!responder.started())
       responder.send(error_response(500, "the server wrote no response; see its log"));
     const bool keep = responder.keep_alive() && !stopping_;

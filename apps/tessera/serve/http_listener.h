@@ -72,8 +72,10 @@ class HttpListener {
   void accept_all();
   void on_readable(Connection& connection);
   void advance(Connection& connection);
-  void answer_early(Connection& connection, const HttpResponse& response);
-  void dispatch(Connection& connection);
+  // Both: true when the connection may go on to its next request now.
+  bool answer_early(Connection& connection, const HttpResponse& response);
+  // True when the connection went to a worker or is closing.
+  bool dispatch(Connection& connection);
   void close_connection(int fd);
   void take_returned();
   void expire(std::chrono::steady_clock::time_point now);
