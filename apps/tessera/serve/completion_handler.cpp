@@ -16,12 +16,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-int64_t unix_now() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 std::string completion_id(bool chat) {
   static std::atomic<uint64_t> counter{0};
   static const uint64_t salt = std::random_device{}();
@@ -29,13 +23,6 @@ std::string completion_id(bool chat) {
   std::snprintf(text, sizeof text, "%016llx%04llx", static_cast<unsigned long long>(salt),
                 static_cast<unsigned long long>(counter++ & 0xffff));
   return std::string(chat ? "chatcmpl-" : "cmpl-") + text;
-}
-
-HttpResponse json_response(int status, std::string body) {
-  HttpResponse response;
-  response.status = status;
-  response.body = std::move(body);
-  return response;
 }
 
 HttpResponse error_response(const HttpError& error) {
@@ -206,7 +193,7 @@ void CompletionHandler::handle(const std::string& body, const std::string& key, 
   completion->owner = key;
   completion->result.id = completion_id(chat);
   completion->result.model = settings_.model_name;
-  completion->result.created = unix_now();
+  completion->result.created = unix_seconds();
   completion->result.prompt_tokens = static_cast<int64_t>(tokens->size());
   GenerateOptions generate;
   generate.max_tokens = request.max_tokens.value_or(settings_.default_max_tokens);

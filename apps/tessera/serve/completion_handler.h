@@ -17,6 +17,8 @@
 
 namespace tessera::serve {
 
+struct CompletionRequest;
+
 struct CompletionSettings {
   int64_t default_max_tokens = 256;  // when a request gives none
   std::string model_name;
@@ -38,7 +40,7 @@ class CompletionHandler {
   int in_flight() const { return in_flight_.load(); }
 
  private:
-  Result<std::vector<int32_t>> prompt_tokens(const struct CompletionRequest& request) const;
+  Result<std::vector<int32_t>> prompt_tokens(const CompletionRequest& request) const;
 
   Engine& engine_;
   SessionRuntime& runtime_;

@@ -16,6 +16,7 @@
 #include <exception>
 
 #include "apps/tessera/serve/http_body_decoder.h"
+#include "apps/tessera/serve/openai_api.h"
 
 namespace tessera::serve {
 namespace {
@@ -44,18 +45,11 @@ bool send_now(int fd, const std::string& bytes) {
   return n == static_cast<ssize_t>(bytes.size());
 }
 
+// What the loop answers itself (the OpenAI error object); it closes the
+// connection unless told otherwise.
 HttpResponse error_response(int status, const std::string& message) {
-  HttpResponse response;
-  response.status = status;
-  // The OpenAI error object (written here without the JSON library: the
-  // messages are this file's own ASCII, quotes escaped).
-  std::string escaped;
-  for (char c : message) {
-    if (c == '"' || c == '\\') escaped += '\\';
-    escaped += c;
-  }
-  response.body = "{\"error\":{\"message\":\"" + escaped +
-                  "\",\"type\":\"invalid_request_error\",\"param\":null,\"code\":null}}";
+  HttpResponse response =
+      json_response(status, error_json(message, "invalid_request_error", std::nullopt));
   response.close = true;
   return response;
 }
@@ -222,9 +216,7 @@ void HttpListener::accept_all() {
                         : "this address has as many connections open as the server takes from "
                           "one address (server.max_connections_per_address)");
       busy.headers.emplace_back("Retry-After", "1");
-      send_now(fd, http_response_head(503, busy.content_type, busy.headers,
-                                      static_cast<int64_t>(busy.body.size()), false, 1) +
-                       busy.body);
+      send_now(fd, http_response_bytes(busy, false, 1));
       ::close(fd);
       continue;
     }
@@ -334,10 +326,7 @@ bool HttpListener::answer_early(Connection& connection, const HttpResponse& resp
   bool keep = !response.close && connection.request.keep_alive();
   // A client that does not read its answers (a pipelined flood of refused
   // requests) is closed rather than answered in part.
-  const bool sent = send_now(
-      connection.fd, http_response_head(response.status, response.content_type, response.headers,
-                                        static_cast<int64_t>(response.body.size()), keep, 1) +
-                         response.body);
+  const bool sent = send_now(connection.fd, http_response_bytes(response, keep, 1));
   keep = keep && sent;
   connection.body.reset();
   connection.request = HttpRequest{};
@@ -452,9 +441,7 @@ void HttpListener::expire(Clock::time_point now) {
           error_response(408, connection.phase == Connection::Phase::kHead
                                   ? "the request head did not arrive within the server's deadline"
                                   : "the request body did not arrive within the server's deadline");
-      send_now(fd, http_response_head(408, timeout.content_type, {},
-                                      static_cast<int64_t>(timeout.body.size()), false, 1) +
-                       timeout.body);
+      send_now(fd, http_response_bytes(timeout, false, 1));
     }
     close_connection(fd);
   }

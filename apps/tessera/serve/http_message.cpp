@@ -100,6 +100,19 @@ std::string http_response_head(int status, std::string_view content_type,
   return head;
 }
 
+std::string http_response_bytes(const HttpResponse& response, bool keep_alive, int minor_version) {
+  return http_response_head(response.status, response.content_type, response.headers,
+                            static_cast<int64_t>(response.body.size()), keep_alive, minor_version) +
+         response.body;
+}
+
+HttpResponse json_response(int status, std::string body) {
+  HttpResponse response;
+  response.status = status;
+  response.body = std::move(body);
+  return response;
+}
+
 std::string ascii_lower(std::string_view text) {
   std::string out(text);
   for (char& c : out)

@@ -44,6 +44,11 @@ std::string http_response_head(int status, std::string_view content_type,
                                const std::vector<std::pair<std::string, std::string>>& headers,
                                int64_t content_length, bool keep_alive, int minor_version);
 
+// A whole response as it goes on the wire: the head, then the body.
+std::string http_response_bytes(const HttpResponse& response, bool keep_alive, int minor_version);
+// A JSON response (the content type HttpResponse defaults to).
+HttpResponse json_response(int status, std::string body);
+
 // ASCII lower case, for header names and tokens.
 std::string ascii_lower(std::string_view text);
 // Case-insensitive ASCII equality.

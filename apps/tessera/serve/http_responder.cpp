@@ -38,11 +38,7 @@ bool HttpResponder::write_all(std::string_view data) {
 bool HttpResponder::send(const HttpResponse& response) {
   started_ = true;
   if (response.close) keep_alive_ = false;
-  std::string out =
-      http_response_head(response.status, response.content_type, response.headers,
-                         static_cast<int64_t>(response.body.size()), keep_alive_, minor_version_);
-  out += response.body;
-  return write_all(out);
+  return write_all(http_response_bytes(response, keep_alive_, minor_version_));
 }
 
 bool HttpResponder::start_stream(int status, std::string_view content_type,

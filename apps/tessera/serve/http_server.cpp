@@ -13,19 +13,6 @@
 namespace tessera::serve {
 namespace {
 
-int64_t unix_now() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-HttpResponse json_response(int status, std::string body) {
-  HttpResponse response;
-  response.status = status;
-  response.body = std::move(body);
-  return response;
-}
-
 constexpr char kRoutes[] =
     "routes: POST /v1/completions, POST /v1/chat/completions, GET /v1/models, "
     "GET /v1/models/{id}, GET /health, GET /metrics";
@@ -144,7 +131,7 @@ class HttpServer::Routes {
   SessionRuntime& runtime_;
   const HttpOptions& options_;
   CompletionHandler completions_;
-  int64_t started_ = unix_now();
+  int64_t started_ = unix_seconds();
 };
 
 HttpServer::HttpServer(Engine& engine, SessionRuntime& runtime, cli::ChatSetup chat,

@@ -1,5 +1,6 @@
 #include "apps/tessera/serve/openai_api.h"
 
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -247,6 +248,12 @@ json base(const CompletionResult& r, const char* object) {
 }
 
 }  // namespace
+
+int64_t unix_seconds() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 std::string completion_json(const CompletionResult& r, bool chat) {
   json out = base(r, chat ? "chat.completion" : "text_completion");

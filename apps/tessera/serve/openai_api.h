@@ -54,6 +54,9 @@ struct CompletionResult {
   uint64_t seed = 0;  // the sampler's seed (the request's, or drawn for it)
 };
 
+// Now, in Unix seconds (the `created` of responses and models).
+int64_t unix_seconds();
+
 // The whole response body.
 std::string completion_json(const CompletionResult& result, bool chat);
 // One server-sent event (`data: {...}\n\n`) carrying `text`; with
