@@ -3,6 +3,8 @@
 #include <filesystem>
 
 #include "core/io/text_file.h"
+#include "core/util/strings.h"
+#include "core/util/suggest.h"
 
 namespace tessera::cli {
 namespace {
@@ -14,17 +16,18 @@ std::string token_text(const Vocabulary& vocab, int32_t id) {
 // The template's source and where it came from.
 Result<std::pair<std::string, std::string>> template_source(const Engine& engine,
                                                             const std::string& choice,
+                                                            std::string_view option,
                                                             std::vector<std::string>& warnings) {
   if (!choice.empty()) {
     if (auto builtin = chat::builtin_template(choice); builtin.ok())
       return std::pair{std::string(*builtin), "built-in template '" + choice + "'"};
     std::error_code error;
     if (!std::filesystem::exists(choice, error)) {
-      std::string names;
-      for (const auto name : chat::builtin_template_names())
-        names += (names.empty() ? "" : ", ") + std::string(name);
-      return not_found("chat template '" + choice +
-                       "' is neither a file nor a built-in template (built-in: " + names + ")");
+      std::vector<std::string> names;
+      for (const auto name : chat::builtin_template_names()) names.emplace_back(name);
+      return not_found(std::string(option) + ": chat template '" + choice +
+                       "' is neither a file nor a built-in template" +
+                       did_you_mean_then(choice, names) + "built-in: " + join(names));
     }
     ASSIGN_OR_RETURN(std::string source, read_text_file(choice, "chat template", 1 << 20));
     return std::pair{std::move(source), choice};
@@ -41,9 +44,10 @@ Result<std::pair<std::string, std::string>> template_source(const Engine& engine
 }  // namespace
 
 Result<ChatSetup> chat_setup(const Engine& engine, const std::string& choice,
-                             const std::string& system, std::vector<std::string>& warnings) {
+                             std::string_view option, const std::string& system,
+                             std::vector<std::string>& warnings) {
   ChatSetup setup;
-  ASSIGN_OR_RETURN(auto source, template_source(engine, choice, warnings));
+  ASSIGN_OR_RETURN(auto source, template_source(engine, choice, option, warnings));
   setup.origin = source.second;
   ASSIGN_OR_RETURN(chat::ChatTemplate parsed,
                    chat::ChatTemplate::parse(source.first, source.second));

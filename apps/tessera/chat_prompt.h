@@ -19,9 +19,12 @@ struct ChatSetup {
 
 // `choice`: a built-in template's name or a file; empty takes the model's own
 // (GGUF tokenizer.chat_template, tokenizer_config.json), else "chatml" with a
-// warning appended to `warnings` (llama-server's default).
+// warning appended to `warnings` (llama-server's default). `option` names
+// where `choice` came from ("--template", "server.chat_template") when it is
+// neither a file nor a built-in name.
 Result<ChatSetup> chat_setup(const Engine& engine, const std::string& choice,
-                             const std::string& system, std::vector<std::string>& warnings);
+                             std::string_view option, const std::string& system,
+                             std::vector<std::string>& warnings);
 
 // Token ids of rendered chat text: special tokens parsed; BOS added only at
 // the start of a sequence and only when the template did not write it.

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <utility>
 
 #include "core/plugin/builtin_plugins.h"
 
@@ -15,6 +16,31 @@ int write_errno = 0;  // the errno of the first failed write to stdout, or 0
 void note_stdout_error() {
   if (write_errno == 0) write_errno = errno != 0 ? errno : EIO;
   std::clearerr(stdout);
+}
+
+// "--set KEY VALUE" (a space where the '=' goes) in argv: {KEY, VALUE}, or
+// empty strings when there is none. Boost reads VALUE as a positional
+// argument and says only that there are too many of them.
+std::pair<std::string, std::string> set_with_a_space(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    std::string_view key;
+    int value_at = i + 1;
+    if (arg == "--set" || arg == "-s") {
+      if (i + 1 >= argc) break;
+      key = argv[i + 1];
+      value_at = i + 2;
+    } else if (arg.substr(0, 6) == "--set=") {
+      key = arg.substr(6);
+    } else {
+      continue;
+    }
+    if (value_at >= argc || key.empty() || key.find('=') != std::string_view::npos) continue;
+    const std::string_view value = argv[value_at];
+    if (value.substr(0, 2) == "--") continue;
+    return {std::string(key), std::string(value)};
+  }
+  return {};
 }
 
 }  // namespace
@@ -65,7 +91,13 @@ bool parse_arguments(int argc, char** argv, const po::options_description& optio
     }
     po::notify(values);
   } catch (const po::error& e) {
-    std::cerr << "tessera: " << e.what() << "\n\n" << usage << "\n(see --help)\n";
+    if (const auto [key, value] = set_with_a_space(argc, argv); !key.empty()) {
+      std::cerr << "tessera: --set takes key=value as one argument: write --set " << key << "="
+                << value << ", not --set " << key << " " << value << "\n\n"
+                << usage << "\n(see --help)\n";
+    } else {
+      std::cerr << "tessera: " << e.what() << "\n\n" << usage << "\n(see --help)\n";
+    }
     exit_code = kExitUsage;
     return false;
   }
@@ -75,6 +107,18 @@ bool parse_arguments(int argc, char** argv, const po::options_description& optio
 std::vector<std::string> set_overrides(const po::variables_map& values) {
   return values.count("set") ? values["set"].as<std::vector<std::string>>()
                              : std::vector<std::string>{};
+}
+
+void add_threads_option(po::options_description& options) {
+  options.add_options()("threads", po::value<int>()->value_name("N"),
+                        "threads for the backend: shorthand for --set backend.threads=N");
+}
+
+std::vector<std::string> config_overrides(const po::variables_map& values) {
+  std::vector<std::string> overrides = set_overrides(values);
+  if (values.count("threads"))
+    overrides.push_back("backend.threads=" + std::to_string(values["threads"].as<int>()));
+  return overrides;
 }
 
 Result<Config> load_config(const std::string& path, const std::vector<std::string>& overrides) {

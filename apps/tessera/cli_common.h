@@ -31,6 +31,13 @@ bool parse_arguments(int argc, char** argv, const po::options_description& optio
 // The values of every --set option given (none: empty).
 std::vector<std::string> set_overrides(const po::variables_map& values);
 
+// --threads N on a command that runs a model: shorthand for
+// --set backend.threads=N, as bench's --threads is for its thread counts.
+void add_threads_option(po::options_description& options);
+// The --set values, then backend.threads=N for --threads N (after them, so
+// --threads wins, as in bench).
+std::vector<std::string> config_overrides(const po::variables_map& values);
+
 // The config file with every --set applied and the core keys validated.
 Result<Config> load_config(const std::string& path, const std::vector<std::string>& overrides);
 

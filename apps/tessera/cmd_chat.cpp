@@ -97,6 +97,7 @@ int run_chat(int argc, char** argv) {
       "input,i", po::value<std::string>(),
       "read the user messages from this file, one per line, instead of standard input")(
       "stats", "after each reply, print on stderr the tokens fed, kept and generated");
+  add_threads_option(options);
   po::variables_map values;
   int exit_code = 0;
   if (!parse_arguments(argc, argv, options, {}, "usage: tessera chat --config FILE [options]",
@@ -113,13 +114,13 @@ reply's end-of-turn token and the new message), never the history again.
 )",
                        values, exit_code))
     return exit_code;
-  auto config = load_config(values["config"].as<std::string>(), set_overrides(values));
+  auto config = load_config(values["config"].as<std::string>(), config_overrides(values));
   if (!config.ok()) return report("chat", config.status());
   auto registry = make_registry(&*config);
   auto engine = Engine::create(*config, *registry);
   if (!engine.ok()) return report("chat", engine.status());
   std::vector<std::string> warnings = (*engine)->warnings();
-  auto setup = chat_setup(**engine, values["template"].as<std::string>(),
+  auto setup = chat_setup(**engine, values["template"].as<std::string>(), "--template",
                           values["system"].as<std::string>(), warnings);
   print_warnings("chat", warnings);
   if (!setup.ok()) return report("chat", setup.status());

@@ -56,6 +56,7 @@ int run_fit_projection(int argc, char** argv) {
       "set,s", po::value<std::vector<std::string>>()->composing(),
       "override a config key (repeatable)");
   po::variables_map values;
+  add_threads_option(options);
   int exit_code = 0;
   if (!parse_arguments(argc, argv, options, {},
                        "usage: tessera fit-projection --config FILE --text FILE --out FILE",
@@ -69,7 +70,7 @@ better than the mean).
 )",
                        values, exit_code))
     return exit_code;
-  std::vector<std::string> overrides = set_overrides(values);
+  std::vector<std::string> overrides = config_overrides(values);
   for (const char* forced : {"decode.verifier=\"restored\"", "decode.restorer=\"model\"",
                              "decode.projection=\"identity\""})
     overrides.emplace_back(forced);

@@ -134,17 +134,21 @@ Result<GenerationStats> print_branches(Engine& engine, const GenerationRequest& 
 }
 
 // --prompt as the user message of a one-turn chat, rendered and encoded.
+// Errors of the template's choice name --template; the rest, --prompt.
 Result<std::vector<int32_t>> chat_prompt(const Engine& engine, const po::variables_map& values) {
   std::vector<std::string> warnings;
   auto setup =
-      chat_setup(engine, values["template"].as<std::string>(),
+      chat_setup(engine, values["template"].as<std::string>(), "--template",
                  values.count("system") ? values["system"].as<std::string>() : "", warnings);
   print_warnings("generate", warnings);
   if (!setup.ok()) return setup.status();
   setup->request.messages.push_back({"user", values["prompt"].as<std::string>()});
   setup->request.add_generation_prompt = true;
-  ASSIGN_OR_RETURN(const std::string text, setup->chat_template->render(setup->request));
-  return encode_chat_text(engine.tokenizer(), text, /*sequence_start=*/true);
+  auto text = setup->chat_template->render(setup->request);
+  if (!text.ok()) return text.status().with_context("--prompt");
+  auto tokens = encode_chat_text(engine.tokenizer(), *text, /*sequence_start=*/true);
+  if (!tokens.ok()) return tokens.status().with_context("--prompt");
+  return tokens;
 }
 
 }  // namespace
@@ -176,6 +180,7 @@ int run_generate(int argc, char** argv) {
       "bits per vector, tokens and tokens/s on stderr; with a proposer, the speculative "
       "counts (steps, drafted, accepted, tokens per step); with verifier restored, the "
       "restoration line (steps, restored positions, the per-step transient peak)");
+  add_threads_option(options);
   po::variables_map values;
   int exit_code = 0;
   if (!parse_arguments(argc, argv, options, {}, "usage: tessera generate --config FILE [options]",
@@ -195,7 +200,7 @@ once all are done. Statistics (tokens, tokens/s, why it stopped) go to stderr.
                        values, exit_code))
     return exit_code;
 
-  const auto overrides = set_overrides(values);
+  const auto overrides = config_overrides(values);
   auto config = load_config(values["config"].as<std::string>(), overrides);
   if (!config.ok()) return report("generate", config.status());
   auto registry = make_registry(&*config);
@@ -208,7 +213,8 @@ once all are done. Statistics (tokens, tokens/s, why it stopped) go to stderr.
   const bool chat = values.count("chat") > 0 || values.count("system") > 0;
   auto prompt = chat ? chat_prompt(**engine, values)
                      : tokenizer.encode(values["prompt"].as<std::string>(), /*add_bos=*/true);
-  if (!prompt.ok()) return report("generate", prompt.status().with_context("--prompt"));
+  if (!prompt.ok())
+    return report("generate", chat ? prompt.status() : prompt.status().with_context("--prompt"));
   request.prompt = std::move(prompt).value();
   request.stop_at_eos = values.count("ignore-eos") == 0;
   request.max_new_tokens = values.count("max-tokens") ? values["max-tokens"].as<int64_t>()

@@ -32,6 +32,7 @@ int run_perplexity(int argc, char** argv) {
       "--chunks)")("set,s", po::value<std::vector<std::string>>()->composing(),
                    "override a config key (repeatable)");
   po::variables_map values;
+  add_threads_option(options);
   int exit_code = 0;
   if (!parse_arguments(argc, argv, options, {},
                        "usage: tessera perplexity --config FILE --text FILE [--max-tokens N]",
@@ -48,7 +49,7 @@ token, ppl = exp(nll)). With --window, tokens counts the predictions scored.
                        values, exit_code))
     return exit_code;
 
-  const auto overrides = set_overrides(values);
+  const auto overrides = config_overrides(values);
   auto config = load_config(values["config"].as<std::string>(), overrides);
   if (!config.ok()) return report("perplexity", config.status());
 

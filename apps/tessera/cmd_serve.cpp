@@ -49,6 +49,7 @@ int run_serve(int argc, char** argv) {
       "HOST:PORT for the gRPC session API tessera.v1.Runtime (default: server.grpc; off when "
       "empty)")("set,s", po::value<std::vector<std::string>>()->composing(),
                 "override a config key, e.g. --set server.max_sessions=16 (repeatable)");
+  add_threads_option(options);
   po::variables_map values;
   int exit_code = 0;
   if (!parse_arguments(argc, argv, options, {}, "usage: tessera serve --config FILE [options]",
@@ -76,7 +77,7 @@ error, never a finish_reason), nothing is left half-written.
 )",
                        values, exit_code))
     return exit_code;
-  auto config = load_config(values["config"].as<std::string>(), set_overrides(values));
+  auto config = load_config(values["config"].as<std::string>(), config_overrides(values));
   if (!config.ok()) return report("serve", config.status());
   auto address = parse_address(
       values.count("http") ? values["http"].as<std::string>() : config->get_string("server.http"),
@@ -111,7 +112,8 @@ error, never a finish_reason), nothing is left half-written.
   if (config->has("sampling.seed"))
     limits.default_seed = static_cast<uint64_t>(config->get_int("sampling.seed"));
   if (Status st = e.check_memory_for(limits.max_sessions); !st.ok()) return report("serve", st);
-  auto chat = chat_setup(e, config->get_string("server.chat_template"), "", warnings);
+  auto chat = chat_setup(e, config->get_string("server.chat_template"), "server.chat_template", "",
+                         warnings);
   if (!chat.ok()) return report("serve", chat.status());
   if (e.description().scheduler == "single")
     warnings.push_back(

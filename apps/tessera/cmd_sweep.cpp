@@ -229,6 +229,7 @@ int run_sweep(int argc, char** argv) {
       "set,s", po::value<std::vector<std::string>>()->composing(),
       "override a key of the sweep file's config for every point (repeatable)");
   po::variables_map values;
+  add_threads_option(options);
   int exit_code = 0;
   if (!parse_arguments(argc, argv, options, {},
                        "usage: tessera sweep --config SWEEP.toml [--out DIR]",
@@ -280,7 +281,7 @@ identical = 1 when the tokens equal the baseline's). Writes DIR/results.csv
   }
   auto spec = sweep::read_sweep_spec(*file);
   if (!spec.ok()) return report("sweep", spec.status());
-  for (const auto& assignment : set_overrides(values)) {
+  for (const auto& assignment : config_overrides(values)) {
     if (assignment.rfind("sweep.", 0) != 0) continue;
     if (Status st = sweep::apply_sweep_override(*spec, assignment); !st.ok())
       return report("sweep", st);

@@ -98,7 +98,7 @@ Result<std::vector<std::string>> parse_spec_proposers(const std::string& text) {
     const std::string name(trim(item));
     if (std::find(known.begin(), known.end(), name) == known.end())
       return invalid_argument("--proposers: unknown proposer '" + name + "'" +
-                              did_you_mean(name, known) + "; choose from " + join(known));
+                              did_you_mean_then(name, known) + "choose from " + join(known));
     if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
   }
   if (out.empty()) return invalid_argument("--proposers: name at least one, e.g. ngram,ar_draft");

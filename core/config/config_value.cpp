@@ -32,9 +32,8 @@ Status check_limits(const OptionSpec& spec, bool min_exclusive, const OptionValu
     const auto choices = split(spec.choices, '|');
     for (const auto& c : choices)
       if (c == s) return ok_status();
-    const std::string hint = did_you_mean(s, choices);
     return invalid_argument(prefix(entry) + ": \"" + s + "\" is not allowed" +
-                            (hint.empty() ? ";" : hint) + " allowed: " + join(choices));
+                            did_you_mean_then(s, choices) + "allowed: " + join(choices));
   }
   return ok_status();
 }

@@ -144,6 +144,27 @@ class Reader {
   std::vector<Located> entries_;
 };
 
+// toml++ reports a string left open as the line end it ran into ("unescaped
+// control characters ... prohibited") or as the end of the file: say what the
+// reader most likely did.
+std::string unclosed_string_hint(std::string_view text, std::string_view description, Position p) {
+  if (description.find("string") == std::string_view::npos) return "";
+  if (description.find("end-of-file") != std::string_view::npos)
+    return "; the string is probably not closed: add its closing quote";
+  // The line toml++ stopped on, and whether it stopped at its end.
+  std::size_t begin = 0;
+  for (uint32_t line = 1; line < p.line && begin != std::string_view::npos; ++line) {
+    begin = text.find('\n', begin);
+    if (begin != std::string_view::npos) ++begin;
+  }
+  if (begin == std::string_view::npos || p.column == 0) return "";
+  std::string_view line = text.substr(begin, text.find('\n', begin) - begin);
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  if (p.column <= line.size()) return "";
+  return "; the string is probably not closed: add its closing quote on line " +
+         std::to_string(p.line) + " (only a \"\"\"multi-line\"\"\" string spans lines)";
+}
+
 }  // namespace
 
 Result<ConfigDocument> read_toml(std::string_view text, const std::string& source_name) {
@@ -153,8 +174,10 @@ Result<ConfigDocument> read_toml(std::string_view text, const std::string& sourc
   try {
     root = toml::parse(text, std::string_view(source_name));
   } catch (const toml::parse_error& error) {
-    return invalid_argument(where(source_name, position_of(error.source())) +
-                            ": TOML syntax error: " + std::string(error.description()));
+    const Position p = position_of(error.source());
+    return invalid_argument(where(source_name, p) +
+                            ": TOML syntax error: " + std::string(error.description()) +
+                            unclosed_string_hint(text, error.description(), p));
   }
   Reader reader(source_name);
   reader.read_table(root, "");

@@ -143,10 +143,10 @@ Result<const PluginRecord*> PluginRegistry::find(std::string_view kind,
     if (p.name() == name) return &p;
     same_kind.push_back(p.name());
   }
-  std::string message = "no " + std::string(kind) + " plugin '" + std::string(name) + "'" +
-                        did_you_mean(name, same_kind);
-  message +=
-      same_kind.empty() ? "; none of that kind was found" : "; available: " + join(same_kind);
+  std::string message = "no " + std::string(kind) + " plugin '" + std::string(name) + "'";
+  message += same_kind.empty()
+                 ? "; none of that kind was found"
+                 : did_you_mean_then(name, same_kind) + "available: " + join(same_kind);
   const std::string expected_file = "libtessera_" + std::string(kind) + "_" + std::string(name);
   for (const auto& r : rejected_) {
     if (r.file.find(expected_file) != std::string::npos)

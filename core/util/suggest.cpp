@@ -46,4 +46,9 @@ std::string did_you_mean(std::string_view name, const std::vector<std::string>& 
   return "; did you mean '" + matches.front() + "'?";
 }
 
+std::string did_you_mean_then(std::string_view name, const std::vector<std::string>& candidates) {
+  const std::string hint = did_you_mean(name, candidates);
+  return hint.empty() ? "; " : hint + " ";
+}
+
 }  // namespace tessera

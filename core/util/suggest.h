@@ -14,7 +14,11 @@ std::vector<std::string> closest_matches(std::string_view name,
                                          const std::vector<std::string>& candidates,
                                          std::size_t max_results = 3);
 
-// "; did you mean 'x'?" or "" when nothing is close.
+// "; did you mean 'x'?" or "" when nothing is close: for the end of a message.
 std::string did_you_mean(std::string_view name, const std::vector<std::string>& candidates);
+
+// "; did you mean 'x'? " or "; " when nothing is close: between a message and
+// the clause after it ("no plugin 'identiy'" + this + "available: ...").
+std::string did_you_mean_then(std::string_view name, const std::vector<std::string>& candidates);
 
 }  // namespace tessera

@@ -11,6 +11,7 @@ namespace tessera {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 Config parse_ok(std::string_view text, std::string name = "test.toml") {
   auto config = Config::parse(text, std::move(name));
@@ -118,6 +119,28 @@ TEST(ConfigParse, SyntaxErrorGivesLineAndColumn) {
   ASSERT_FALSE(config.ok());
   EXPECT_EQ(config.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(config.status().message(), HasSubstr("configs/bad.toml:2:8: TOML syntax error"));
+}
+
+TEST(ConfigParse, UnclosedStringSaysSo) {
+  // toml++ stops at the line end inside the string: the message says what is missing.
+  for (const char* text : {"[model]\npath = \"m.gguf\n[cache]\n", "[model]\npath = 'm.gguf\r\n"}) {
+    const auto config = Config::parse(text, "open.toml");
+    ASSERT_FALSE(config.ok());
+    EXPECT_THAT(config.status().message(), HasSubstr("open.toml:2:15: TOML syntax error: "));
+    EXPECT_THAT(config.status().message(),
+                HasSubstr("control characters other than TAB (U+0009) are explicitly prohibited; "
+                          "the string is probably not closed: add its closing quote on line 2"));
+  }
+  // At the end of the file.
+  const auto at_end = Config::parse("[model]\npath = \"m.gguf", "end.toml");
+  ASSERT_FALSE(at_end.ok());
+  EXPECT_THAT(at_end.status().message(),
+              HasSubstr("end-of-file; the string is probably not closed: add its closing quote"));
+  // A control character inside a closed string is another mistake.
+  const auto inside = Config::parse("[model]\npath = \"m\x01.gguf\"\n", "ctl.toml");
+  ASSERT_FALSE(inside.ok());
+  EXPECT_THAT(inside.status().message(), HasSubstr("prohibited"));
+  EXPECT_THAT(inside.status().message(), Not(HasSubstr("not closed")));
 }
 
 TEST(ConfigParse, DuplicateTableIsASyntaxError) {

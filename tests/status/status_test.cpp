@@ -50,6 +50,9 @@ TEST(Suggest, FindsCloseNames) {
   const std::vector<std::string> names = {"lattice", "identity", "int8"};
   EXPECT_EQ(did_you_mean("lattcie", names), "; did you mean 'lattice'?");
   EXPECT_EQ(did_you_mean("zzzzzzzz", names), "");
+  // Before a further clause: no "?;" between the question and what follows.
+  EXPECT_EQ(did_you_mean_then("lattcie", names), "; did you mean 'lattice'? ");
+  EXPECT_EQ(did_you_mean_then("zzzzzzzz", names), "; ");
   EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);
 }
 

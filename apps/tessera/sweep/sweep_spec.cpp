@@ -89,7 +89,7 @@ Status read_setting(const ConfigEntry& entry, const Config& file, SweepSettings&
     for (const std::string& task : entry.list) {
       if (std::find(known.begin(), known.end(), task) == known.end())
         return invalid_argument(where(entry) + ": unknown task '" + task + "'" +
-                                did_you_mean(task, known) + "; tasks: " + join(known));
+                                did_you_mean_then(task, known) + "tasks: " + join(known));
     }
     settings.tasks = entry.list;
     return ok_status();
@@ -113,8 +113,8 @@ Status read_setting(const ConfigEntry& entry, const Config& file, SweepSettings&
     return set_int(*s, entry.value, settings, where(entry));
   }
   return invalid_argument(entry.key_where + ": unknown key 'sweep." + entry.name + "'" +
-                          did_you_mean(entry.name, sweep_keys()) +
-                          "; keys of [sweep]: " + join(sweep_keys()));
+                          did_you_mean_then(entry.name, sweep_keys()) +
+                          "keys of [sweep]: " + join(sweep_keys()));
 }
 
 // Whether `key` (section.name) is the key that picks a plugin of its section.
@@ -261,8 +261,8 @@ Status apply_sweep_override(SweepSpec& spec, std::string_view assignment) {
     for (const std::string& task : split(text, ',')) {
       const std::string t(trim(task));
       if (std::find(known.begin(), known.end(), t) == known.end())
-        return invalid_argument(at + ": unknown task '" + t + "'" + did_you_mean(t, known) +
-                                "; tasks: " + join(known));
+        return invalid_argument(at + ": unknown task '" + t + "'" + did_you_mean_then(t, known) +
+                                "tasks: " + join(known));
       tasks.push_back(t);
     }
     if (tasks.empty()) return invalid_argument(at + ": expected tasks such as perplexity,memory");
@@ -272,8 +272,8 @@ Status apply_sweep_override(SweepSpec& spec, std::string_view assignment) {
   const IntSetting* s = find_int_setting(name);
   if (s == nullptr)
     return invalid_argument(at + ": unknown key 'sweep." + name + "'" +
-                            did_you_mean(name, sweep_keys()) +
-                            "; keys of [sweep]: " + join(sweep_keys()));
+                            did_you_mean_then(name, sweep_keys()) +
+                            "keys of [sweep]: " + join(sweep_keys()));
   int64_t number = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
   if (ec != std::errc() || end != text.data() + text.size())
