@@ -227,10 +227,12 @@ int run_sweep(int argc, char** argv) {
       "directory for results.csv and the plots "
       "(default: sweep-<sweep file name>)")(
       "set,s", po::value<std::vector<std::string>>()->composing(),
-      "override a key of the sweep file's config for every point (repeatable)");
-  po::variables_map values;
+      "override a key of the sweep file's config for every point, a [sweep] key "
+      "(sweep.max_tokens=128) or an axis's values (sweep.axes.cache.window=64,128) "
+      "(repeatable)");
   add_threads_option(options);
   int exit_code = 0;
+  po::variables_map values;
   if (!parse_arguments(argc, argv, options, {},
                        "usage: tessera sweep --config SWEEP.toml [--out DIR]",
                        R"(examples:

@@ -123,6 +123,17 @@ TOML
       fail "ngram runs no draft forward"
     [ -s "$work/out/speedup.png" ] || fail "no speedup plot"
     ;;
+  set_axis)
+    # --set sweep.axes.KEY=... cuts the file's grid down without copying the file.
+    write_sweep '["memory"]' '"cache.plugin" = ["sink_window"]
+"cache.window" = [8, 16, 32, 300]'
+    expect 0 "tessera sweep: 2 points" "$tessera" sweep --config "$work/sweep.toml" \
+      --out "$work/out" --set sweep.axes.cache.window=8,300
+    [ "$(column "$work/out/results.csv" cache.window | tr '\n' ' ')" = "8 300 " ] ||
+      fail "the axis does not have the values given"
+    expect 1 "the sweep file has no axis \"cache.windw\"; did you mean 'cache.window'\? its axes: cache.plugin, cache.window" \
+      "$tessera" sweep --config "$work/sweep.toml" --out "$work/out" --set sweep.axes.cache.windw=8
+    ;;
   skipped)
     # cache.window means nothing to the static store: the point says so.
     write_sweep '["perplexity"]' '"cache.window" = [8]'

@@ -117,6 +117,43 @@ TEST(SweepSpec, OverridesOfTheSweepKeys) {
               HasSubstr("unknown task 'sped'; did you mean 'speed'"));
 }
 
+TEST(SweepSpec, SetGivesAnAxisOtherValues) {
+  auto spec =
+      spec_of(with_axes("\"cache.window\" = [8, 16, 32, 64]\n\"decode.proposer\" = [\"ngram\"]\n"
+                        "\"cache.codec\" = [{ plugin = \"identity\" }, { plugin = \"int8\" }]\n"));
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  // A comma-separated list: numbers stay numbers, words become strings.
+  ASSERT_TRUE(apply_sweep_override(*spec, "sweep.axes.cache.window=16, 64").ok());
+  ASSERT_TRUE(apply_sweep_override(*spec, "sweep.axes.decode.proposer=ngram,ar_draft").ok());
+  EXPECT_EQ(spec->points(), 8);
+  EXPECT_EQ(spec->axes[0].key, "cache.window");  // in its place in the grid
+  ASSERT_TRUE(spec->axes[0].numeric());
+  EXPECT_EQ(*spec->axes[0].values[1].number, 64.0);
+  EXPECT_THAT(spec->axes[1].values[1].sets, ElementsAre(Pair("decode.proposer", "ar_draft")));
+  // A TOML array as in the file, tables included.
+  ASSERT_TRUE(apply_sweep_override(*spec, "sweep.axes.cache.window=[128]").ok());
+  ASSERT_TRUE(apply_sweep_override(*spec, "sweep.axes.cache.codec=[{ plugin = \"int4\" }]").ok());
+  EXPECT_EQ(spec->points(), 2);
+  EXPECT_EQ(spec->axes[2].values[0].label, "int4");
+  auto point = point_setup(*spec, spec->choice(1));
+  ASSERT_TRUE(point.ok());
+  EXPECT_THAT(point->sets,
+              ElementsAre(Pair("cache.window", "128"), Pair("decode.proposer", "ar_draft"),
+                          Pair("cache.codec.plugin", "int4")));
+
+  // An axis the file does not have, or values that are not a list.
+  EXPECT_THAT(apply_sweep_override(*spec, "sweep.axes.cache.windw=8").message(),
+              HasSubstr("--set sweep.axes.cache.windw=8: the sweep file has no axis "
+                        "\"cache.windw\"; did you mean 'cache.window'? its axes: cache.window, "
+                        "decode.proposer, cache.codec"));
+  EXPECT_THAT(apply_sweep_override(*spec, "sweep.axes.cache.window=[8,").message(),
+              HasSubstr("--set sweep.axes.cache.window=[8,: expected values such as [64, 128] or "
+                        "64,128 (TOML syntax error"));
+  EXPECT_THAT(apply_sweep_override(*spec, "sweep.axes.cache.window=").message(),
+              HasSubstr("--set sweep.axes.cache.window=: axis \"cache.window\": expected a list"));
+  EXPECT_EQ(spec->points(), 2);  // unchanged by the refused ones
+}
+
 TEST(SweepSpec, ErrorsSayWhatAndWhere) {
   const auto error = [](const std::string& toml) {
     auto spec = spec_of(toml);

@@ -188,6 +188,64 @@ Result<Axis> read_axis(const ConfigEntry& entry) {
   return axis;
 }
 
+// An item of a comma-separated list as TOML: a number or boolean as typed,
+// anything else a quoted string ("ngram", "E8").
+std::string toml_item(std::string_view item) {
+  if (auto parsed = Config::parse("v = " + std::string(item) + "\n", "item"); parsed.ok()) {
+    const auto& entries = parsed->entries();
+    if (entries.size() == 1 && entries.front().form == ConfigEntry::Form::kValue &&
+        !std::holds_alternative<std::string>(entries.front().value))
+      return std::string(item);
+  }
+  std::string quoted = "\"";
+  for (const char c : item) {
+    if (c == '"' || c == '\\') quoted += '\\';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+// --set sweep.axes.KEY=VALUES: the file's axis KEY takes VALUES instead of its
+// own, read as the file's are (a TOML array) or as a comma-separated list.
+Status override_axis(SweepSpec& spec, const std::string& key, std::string_view text,
+                     const std::string& at) {
+  const auto axis =
+      std::find_if(spec.axes.begin(), spec.axes.end(), [&](const Axis& a) { return a.key == key; });
+  if (axis == spec.axes.end()) {
+    std::vector<std::string> keys;
+    for (const Axis& a : spec.axes) keys.push_back(a.key);
+    return invalid_argument(
+        at + ": the sweep file has no axis \"" + key + "\"" +
+        (keys.empty() ? "; it has no [sweep.axes] at all"
+                      : did_you_mean_then(key, keys) + "its axes: " + join(keys)) +
+        " (--set sweep.axes.KEY=... gives one of the file's axes other values; add an axis "
+        "in the file; --set KEY=VALUE sets a key for every point)");
+  }
+  std::string array(text);
+  if (array.empty() || array.front() != '[') {
+    array = "[";
+    for (const std::string& item : split(text, ',')) {
+      const std::string_view value = trim(item);
+      if (value.empty()) continue;
+      array += (array.size() > 1 ? ", " : "") + toml_item(value);
+    }
+    array += "]";
+  }
+  auto parsed = Config::parse("[sweep.axes]\n\"" + key + "\" = " + array + "\n", at);
+  if (!parsed.ok()) {
+    const std::string& message = parsed.status().message();
+    const auto syntax = message.find("TOML syntax error");
+    return invalid_argument(
+        at + ": expected values such as [64, 128] or 64,128" +
+        (syntax == std::string::npos ? "" : " (" + message.substr(syntax) + ")"));
+  }
+  ConfigEntry entry = parsed->entries().front();
+  entry.key_where = at;
+  entry.value_where = at;
+  ASSIGN_OR_RETURN(*axis, read_axis(entry));
+  return ok_status();
+}
+
 }  // namespace
 
 bool Axis::numeric() const {
@@ -250,6 +308,7 @@ Status apply_sweep_override(SweepSpec& spec, std::string_view assignment) {
     return invalid_argument(at + ": expected sweep.key=value, e.g. --set sweep.max_tokens=128");
   const std::string name(trim(assignment.substr(prefix.size(), eq - prefix.size())));
   const std::string text(trim(assignment.substr(eq + 1)));
+  if (name.rfind("axes.", 0) == 0) return override_axis(spec, name.substr(5), text, at);
   if (name == "text") {
     ASSIGN_OR_RETURN(spec.settings.text, locate_data_file(text, "."));
     return ok_status();

@@ -73,7 +73,10 @@ struct SweepSpec {
 Result<SweepSpec> read_sweep_spec(const Config& file);
 
 // "--set sweep.key=value" for the sweep's own keys: the integers, text (looked
-// up from the working directory) and tasks (comma-separated).
+// up from the working directory) and tasks (comma-separated). And
+// "--set sweep.axes.KEY=VALUES": the file's axis KEY takes VALUES instead of
+// its own, a TOML array as in the file ([64, 128], [{ plugin = "int8" }]) or
+// a comma-separated list (64,128; ngram,ar_draft: words read as strings).
 Status apply_sweep_override(SweepSpec& spec, std::string_view assignment);
 
 // The point's settings: `settings` with its sweep.* axes applied, and the
