@@ -42,7 +42,7 @@ class Served {
     if (engine_ == nullptr) return;
     runtime_ = std::make_unique<SessionRuntime>(*engine_, options.limits);
     std::vector<std::string> warnings;
-    auto chat = cli::chat_setup(*engine_, "chatml", "", warnings);
+    auto chat = cli::chat_setup(*engine_, "chatml", "server.chat_template", "", warnings);
     EXPECT_TRUE(chat.ok()) << chat.status().to_string();
     HttpOptions http = options.http;
     http.port = 0;
