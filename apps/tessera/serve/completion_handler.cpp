@@ -123,7 +123,7 @@ Result<StartedTurn> start_when_free(SessionRuntime& runtime, const SessionOption
 
 }  // namespace
 
-HttpError http_error(const Status& status) {
+HttpError http_error(const Status& status, const std::optional<std::string>& field) {
   int code = 500;
   std::string type = "server_error";
   std::optional<std::string> error_code;
@@ -154,7 +154,9 @@ HttpError http_error(const Status& status) {
     default:
       break;
   }
-  return {code, error_json(status.message(), type, error_code, error_param(status.message()))};
+  std::optional<std::string> param = error_param(status.message());
+  if (!param && code == 400) param = field;
+  return {code, error_json(status.message(), type, error_code, param)};
 }
 
 void CompletionHandler::handle(const std::string& body, const std::string& key, bool chat,
@@ -163,7 +165,11 @@ void CompletionHandler::handle(const std::string& body, const std::string& key, 
   if (!parsed.ok()) return (void)out.send(error_response(http_error(parsed.status())));
   const CompletionRequest& request = *parsed;
   auto tokens = prompt_tokens(request);
-  if (!tokens.ok()) return (void)out.send(error_response(http_error(tokens.status())));
+  // The prompt's own errors (ids outside the vocabulary, messages the
+  // template cannot render) are the prompt field's.
+  const std::string prompt_field = chat ? "messages" : "prompt";
+  if (!tokens.ok())
+    return (void)out.send(error_response(http_error(tokens.status(), prompt_field)));
   // A prompt the context cannot hold (with room for one token) is the
   // client's error, as OpenAI and llama-server answer it: 400, never a
   // retryable status.
@@ -174,8 +180,7 @@ void CompletionHandler::handle(const std::string& body, const std::string& key, 
                             " tokens (cache.max_tokens). However, your prompt is " +
                             std::to_string(tokens->size()) +
                             " tokens, leaving no room to generate. Shorten the prompt.",
-                        "invalid_request_error", "context_length_exceeded",
-                        chat ? "messages" : "prompt")));
+                        "invalid_request_error", "context_length_exceeded", prompt_field)));
 
   SessionOptions session_options;
   SamplingParams sampling = engine_.sampling();
@@ -201,7 +206,9 @@ void CompletionHandler::handle(const std::string& body, const std::string& key, 
   auto started =
       start_when_free(runtime_, session_options, key, *tokens, generate, settings_.queue_timeout_s);
   if (!started.ok()) {
-    HttpResponse busy = error_response(http_error(started.status()));
+    // A start refused as a bad request is about the prompt's tokens: the
+    // other fields it checks were checked when the body was parsed.
+    HttpResponse busy = error_response(http_error(started.status(), prompt_field));
     if (busy.status == 503) busy.headers.emplace_back("Retry-After", "1");
     return (void)out.send(busy);
   }

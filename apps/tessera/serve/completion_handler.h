@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "apps/tessera/chat_prompt.h"
@@ -54,6 +55,8 @@ struct HttpError {
   int status = 500;
   std::string body;
 };
-HttpError http_error(const Status& status);
+// `field`: the request field at fault (OpenAI's `param`) when the message
+// does not begin by naming one ('top_p' must be ...); given only for a 400.
+HttpError http_error(const Status& status, const std::optional<std::string>& field = std::nullopt);
 
 }  // namespace tessera::serve
