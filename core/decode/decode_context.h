@@ -7,6 +7,7 @@
 
 #include "core/decode/draft.h"
 #include "core/decode/sequence_state.h"
+#include "core/sampling/token_logprob.h"
 
 namespace tessera {
 
@@ -22,11 +23,16 @@ struct DecodeContext {
 };
 
 // One lane's part of a verification step: its draft, and where the tokens it
-// emits go.
+// emits go. With `logprobs` (ABI 7.0; null unless the lane asked), the
+// verifier appends one record per token it appends to `emitted`, in the same
+// order: score_token() of the token on the target's logits at its position,
+// with `top_logprobs` alternatives. The engine checks the counts match.
 struct LaneStep {
   SequenceState* lane = nullptr;
   const Draft* draft = nullptr;
   std::vector<int32_t>* emitted = nullptr;
+  std::vector<TokenLogprob>* logprobs = nullptr;
+  int top_logprobs = 0;
 };
 
 // The next `tokens` of a lane's waiting tokens, fed into the cache without

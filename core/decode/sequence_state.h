@@ -11,6 +11,7 @@
 
 #include "core/cache/cache_store.h"
 #include "core/sampling/sampler.h"
+#include "core/sampling/token_logprob.h"
 
 namespace tessera {
 
@@ -40,6 +41,12 @@ struct SequenceState {
   // decode.proposer, k > 0 the k-th of decode.alternate_proposers
   // (Engine::choose_proposer). Fixed once the lane has stepped.
   int proposer = 0;
+  // Log-probabilities (ABI 7.0): >= 0 asks the verifier for each emitted
+  // token's TokenLogprob with this many alternatives (at most
+  // TokenLogprob::kMaxTop); -1: none. The engine keeps the last step's in
+  // step_logprobs, one per token it appended to `tokens`.
+  int logprobs = -1;
+  std::vector<TokenLogprob> step_logprobs;
 };
 
 // What decoding did, summed over the lanes of a generation.

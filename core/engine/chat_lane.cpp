@@ -34,7 +34,7 @@ Result<TurnResult> ChatLane::turn(std::span<const int32_t> input, int64_t max_to
   turn.max_new_tokens = max_tokens;
   turn.stop_at_bos = false;
   turn.trim_past_stop = true;
-  turn.sink = [&](int32_t token, int) {
+  turn.sink = [&](int32_t token, int, const TokenLogprob*) {
     result.reply.push_back(token);
     return sink(token);
   };

@@ -76,7 +76,9 @@ Status DecodeLoop::deliver(Running& turn, std::span<const int32_t> emitted) {
       turn.stop_reason = "stop_token";
     } else {
       ++turn.generated;
-      if (turn.turn.sink && !turn.turn.sink(token, turn.turn.sink_lane))
+      const TokenLogprob* scored =
+          i < lane.step_logprobs.size() && lane.logprobs >= 0 ? &lane.step_logprobs[i] : nullptr;
+      if (turn.turn.sink && !turn.turn.sink(token, turn.turn.sink_lane, scored))
         turn.stop_reason = "stopped";
       else if (turn.generated == turn.turn.max_new_tokens)
         turn.stop_reason = "max_tokens";

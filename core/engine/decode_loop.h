@@ -57,7 +57,7 @@ struct Turn {
   // the lane can take another turn (chat, sessions; Engine::keep_tokens).
   // Only for a lane that owns its cache sequence.
   bool trim_past_stop = false;
-  TokenSink sink;                                // false: stop the turn ("stopped")
+  ScoredTokenSink sink;                          // false: stop the turn ("stopped")
   std::function<void(const TurnOutcome&)> done;  // once, when the turn ends
 };
 

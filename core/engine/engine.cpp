@@ -215,6 +215,8 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
   sampling.top_k = static_cast<int>(config.get_int("sampling.top_k"));
   sampling.top_p = static_cast<float>(config.get_float("sampling.top_p"));
   sampling.seed = static_cast<uint64_t>(config.get_int("sampling.seed"));
+  sampling.presence_penalty = static_cast<float>(config.get_float("sampling.presence_penalty"));
+  sampling.frequency_penalty = static_cast<float>(config.get_float("sampling.frequency_penalty"));
   engine->sampling_ = sampling;
 
   // The services the decoding plugins reach the core through.

@@ -83,7 +83,12 @@ Status Engine::step(std::span<const PrefillChunk> chunks, std::span<SequenceStat
     fit_drafts(std::span(drafts_).first(lanes.size()), rows, transformer_->max_batch(),
                static_cast<std::size_t>(model_->config.vocab_size));
   for (std::size_t i = 0; i < lanes.size(); ++i) {
-    lane_steps_.push_back({lanes[i], &drafts_[i], &emitted[i]});
+    SequenceState& lane = *lanes[i];
+    lane.step_logprobs.clear();
+    const bool scored = lane.logprobs >= 0;
+    lane_steps_.push_back({lanes[i], &drafts_[i], &emitted[i],
+                           scored ? &lane.step_logprobs : nullptr,
+                           std::min(std::max(lane.logprobs, 0), TokenLogprob::kMaxTop)});
     before.push_back(emitted[i].size());
   }
   const auto proposed = std::chrono::steady_clock::now();
@@ -96,6 +101,11 @@ Status Engine::step(std::span<const PrefillChunk> chunks, std::span<SequenceStat
     if (emitted[i].size() == before[i]) return internal_error("the verifier emitted no token");
     const std::span<const int32_t> fresh(emitted[i].data() + before[i],
                                          emitted[i].size() - before[i]);
+    if (lane.logprobs >= 0 && lane.step_logprobs.size() != fresh.size())
+      return internal_error("the verifier '" + description_.verifier + "' scored " +
+                            std::to_string(lane.step_logprobs.size()) + " of the " +
+                            std::to_string(fresh.size()) +
+                            " tokens it emitted; it does not report log-probabilities");
     lane.tokens.insert(lane.tokens.end(), fresh.begin(), fresh.end());
     proposer_of(lane).observe(ctx, lane, fresh);
   }

@@ -130,7 +130,7 @@ Status run_turns(Engine& engine, const GenerationRequest& request, const TokenSi
     turn.max_new_tokens = request.max_new_tokens;
     turn.stop_at_eos = request.stop_at_eos;
     // A sink that says stop stops the whole request.
-    turn.sink = [&](int32_t token, int lane) {
+    turn.sink = [&](int32_t token, int lane, const TokenLogprob*) {
       if (sink(token, lane)) return true;
       stopped = true;
       for (const TurnId id : ids) loop.cancel(id, "stopped");

@@ -44,12 +44,18 @@
 // SequenceState::last_draft; GenerationRequest and its stats move to
 // core/schedule/generation.h. 6.1: CacheStore::sequence_bytes appended
 // (SequenceBytes: a sequence's K/V bytes, held and shared);
-// SequenceState::proposer appended (decode.alternate_proposers).
+// SequenceState::proposer appended (decode.alternate_proposers). 7.0:
+// token log-probabilities and penalties: LaneStep::logprobs / top_logprobs
+// (TokenLogprob, score_token), SequenceState::logprobs / step_logprobs;
+// SamplingParams' presence / frequency penalties and the Sampler's emission
+// counts (observe, penalised: its layout changed); ScoredTokenSink. 6.2:
+// PluginServices::find_file appended (a file a plugin option names, found
+// like model.path: core/io/file_lookup.h).
 #ifndef TESSERA_ABI_MAJOR
-#define TESSERA_ABI_MAJOR 6
+#define TESSERA_ABI_MAJOR 7
 #endif
 #ifndef TESSERA_ABI_MINOR
-#define TESSERA_ABI_MINOR 1
+#define TESSERA_ABI_MINOR 2
 #endif
 
 #define TESSERA_STRINGIFY_INNER(x) #x

@@ -27,6 +27,29 @@ void Sampler::reseed(uint64_t seed) {
   rng_.reseed(seed);
 }
 
+void Sampler::observe(int32_t token) {
+  if (!penalises() || token < 0) return;
+  const auto id = static_cast<std::size_t>(token);
+  if (counts_.size() <= id) counts_.resize(id + 1, 0);
+  if (counts_[id]++ == 0) seen_.push_back(token);
+}
+
+void Sampler::penalise(std::span<float> logits) const {
+  for (const int32_t token : seen_) {
+    const auto id = static_cast<std::size_t>(token);
+    if (id >= logits.size()) continue;
+    logits[id] -=
+        params_.presence_penalty + params_.frequency_penalty * static_cast<float>(counts_[id]);
+  }
+}
+
+std::span<const float> Sampler::penalised(std::span<const float> logits) const {
+  if (seen_.empty()) return logits;
+  penalised_.assign(logits.begin(), logits.end());
+  penalise(penalised_);
+  return penalised_;
+}
+
 bool Sampler::greedy() const {
   return !(params_.temperature > 0) || params_.top_k == 1;
 }
@@ -101,7 +124,8 @@ double Sampler::prepare(std::span<const float> logits) const {
   return total;
 }
 
-void Sampler::distribution(std::span<const float> logits, std::vector<float>& probs) const {
+void Sampler::distribution(std::span<const float> raw, std::vector<float>& probs) const {
+  const std::span<const float> logits = penalised(raw);
   probs.assign(logits.size(), 0.0f);
   if (greedy()) {
     const int32_t best = argmax(logits);
@@ -130,7 +154,8 @@ int32_t Sampler::sample_from(std::span<const float> probs) {
   return last;  // u rounded up to the total
 }
 
-int32_t Sampler::sample(std::span<const float> logits) {
+int32_t Sampler::sample(std::span<const float> raw) {
+  const std::span<const float> logits = penalised(raw);
   if (greedy()) {
     const int32_t best = argmax(logits);
     TESSERA_CHECK(best >= 0, "sampler: every logit is -inf or NaN");

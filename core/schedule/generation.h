@@ -51,5 +51,9 @@ struct GenerationStats {
 // branch index (0 without branches). Returning false stops the generation
 // early.
 using TokenSink = std::function<bool(int32_t token, int lane)>;
+// The decode loop's and the sessions' sink: the same, with the token's
+// log-probability record when its lane asked for them (SequenceState::
+// logprobs), else null.
+using ScoredTokenSink = std::function<bool(int32_t token, int lane, const TokenLogprob* logprob)>;
 
 }  // namespace tessera

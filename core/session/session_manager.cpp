@@ -205,7 +205,7 @@ Result<std::string> SessionManager::create(const SessionOptions& options,
 
 Result<StartedSession> SessionManager::start_turn(
     const SessionOptions& options, const std::string& owner, std::span<const int32_t> prompt,
-    const GenerateOptions& generate_options, TokenSink sink,
+    const GenerateOptions& generate_options, ScoredTokenSink sink,
     std::function<void(const GenerateOutcome&)> done) {
   if (prompt.empty()) return invalid_argument("the prompt has no tokens");
   if (generate_options.max_tokens < 0)
@@ -238,14 +238,14 @@ Status SessionManager::append(const std::string& id, const std::string& owner,
 }
 
 Status SessionManager::generate(const std::string& id, const std::string& owner,
-                                const GenerateOptions& options, TokenSink sink,
+                                const GenerateOptions& options, ScoredTokenSink sink,
                                 std::function<void(const GenerateOutcome&)> done) {
   ASSIGN_OR_RETURN(Session * session, find(id, owner));
   return submit_turn(id, *session, options, std::move(sink), std::move(done));
 }
 
 Status SessionManager::submit_turn(const std::string& id, Session& session,
-                                   const GenerateOptions& options, TokenSink sink,
+                                   const GenerateOptions& options, ScoredTokenSink sink,
                                    std::function<void(const GenerateOutcome&)> done) {
   if (session.turn) return failed_precondition("session " + id + " is already generating");
   if (session.lane.tokens.empty())
@@ -253,6 +253,10 @@ Status SessionManager::submit_turn(const std::string& id, Session& session,
   if (options.max_tokens < 0)
     return invalid_argument("max_tokens is " + std::to_string(options.max_tokens) +
                             "; give 0 or more");
+  if (options.logprobs > TokenLogprob::kMaxTop)
+    return invalid_argument("logprobs asks for " + std::to_string(options.logprobs) +
+                            " alternatives; at most " + std::to_string(TokenLogprob::kMaxTop));
+  session.lane.logprobs = options.logprobs;
   Turn turn;
   turn.lane = &session.lane;
   turn.max_new_tokens = options.max_tokens;
@@ -260,9 +264,9 @@ Status SessionManager::submit_turn(const std::string& id, Session& session,
   turn.stop_at_bos = false;
   turn.stop_tokens = options.stop_tokens;
   turn.trim_past_stop = true;
-  turn.sink = [this, sink = std::move(sink)](int32_t token, int lane) {
+  turn.sink = [this, sink = std::move(sink)](int32_t token, int lane, const TokenLogprob* logprob) {
     ++counters_.tokens_out;
-    return sink(token, lane);
+    return sink(token, lane, logprob);
   };
   turn.done = [this, id, done = std::move(done)](const TurnOutcome& outcome) {
     ++room_events_;

@@ -77,6 +77,9 @@ struct GenerateOptions {
   int64_t max_tokens = 128;
   std::vector<int32_t> stop_tokens;  // end the turn (kept in the history, not streamed)
   bool stop_at_eos = true;           // the vocabulary's end-of-generation tokens
+  // >= 0: each token comes with its log-probability and this many of the
+  // most likely alternatives (at most TokenLogprob::kMaxTop); -1: none.
+  int logprobs = -1;
 };
 
 struct SessionInfo {
@@ -147,7 +150,7 @@ class SessionManager {
   // and no error names the session. `prompt` must not be empty.
   Result<StartedSession> start_turn(const SessionOptions& options, const std::string& owner,
                                     std::span<const int32_t> prompt,
-                                    const GenerateOptions& generate_options, TokenSink sink,
+                                    const GenerateOptions& generate_options, ScoredTokenSink sink,
                                     std::function<void(const GenerateOutcome&)> done);
   // The seed a session made with `options` starts from: options.seed, else
   // default_seed, else one drawn from the entropy source. Reads only the
@@ -163,7 +166,7 @@ class SessionManager {
   // Starts a turn: `sink` gets each token as the loop produces it (false
   // cancels), `done` once at the end. One turn per session at a time.
   Status generate(const std::string& id, const std::string& owner, const GenerateOptions& options,
-                  TokenSink sink, std::function<void(const GenerateOutcome&)> done);
+                  ScoredTokenSink sink, std::function<void(const GenerateOutcome&)> done);
   // Ends the session's running turn ("cancelled"); nothing when it has none.
   Status cancel(const std::string& id, const std::string& owner);
   // A new session with the same history (its K/V forked: copy-on-write on
@@ -218,7 +221,7 @@ class SessionManager {
   // A session in sessions_ (not yet counted as created), its sampler seeded.
   Result<std::string> add_session(const SessionOptions& options, const std::string& owner);
   Status submit_turn(const std::string& id, Session& session, const GenerateOptions& options,
-                     TokenSink sink, std::function<void(const GenerateOutcome&)> done);
+                     ScoredTokenSink sink, std::function<void(const GenerateOutcome&)> done);
   int64_t sessions_of(const std::string& owner) const;
   // Releases the session's sequence and remembers why it ended (`id` by
   // value: callers pass the map key this erases).

@@ -153,15 +153,17 @@ Status SessionRuntime::append(const std::string& id, const std::string& owner,
   return run([&](SessionManager& sessions) { return sessions.append(id, owner, tokens); });
 }
 
-TokenSink SessionRuntime::stream_sink(const std::shared_ptr<TokenStream>& stream,
-                                      std::chrono::steady_clock::time_point start) {
-  return [weak = std::weak_ptr<TokenStream>(stream), start](int32_t token, int) {
+ScoredTokenSink SessionRuntime::stream_sink(const std::shared_ptr<TokenStream>& stream,
+                                            std::chrono::steady_clock::time_point start) {
+  return [weak = std::weak_ptr<TokenStream>(stream), start](int32_t token, int,
+                                                            const TokenLogprob* logprob) {
     const auto reader = weak.lock();
     if (!reader || reader->abandoned()) return false;
-    reader->push({false,
-                  token,
-                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
-                  {}});
+    TokenStream::Event event;
+    event.token = token;
+    event.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (logprob) event.logprob = *logprob;
+    reader->push(std::move(event));
     return true;
   };
 }
@@ -172,7 +174,7 @@ std::function<void(const GenerateOutcome&)> SessionRuntime::stream_end(
     if (const auto reader = weak.lock())
       reader->push({true, -1,
                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
-                    outcome});
+                    outcome, std::nullopt});
   };
 }
 

@@ -31,6 +31,8 @@ class TokenStream {
     int32_t token = -1;
     double seconds = 0;       // since the turn started (end: its total)
     GenerateOutcome outcome;  // when end
+    // The token's log-probability record, when the turn asked for them.
+    std::optional<TokenLogprob> logprob;
   };
   // The next event, waiting for it; false once the end was read.
   bool next(Event& event);
@@ -109,8 +111,8 @@ class SessionRuntime {
   Result<T> run_for(const std::function<Result<T>(SessionManager&)>& command);
   void loop_thread();
   // The callbacks that carry a turn's tokens and end to `stream`.
-  static TokenSink stream_sink(const std::shared_ptr<TokenStream>& stream,
-                               std::chrono::steady_clock::time_point start);
+  static ScoredTokenSink stream_sink(const std::shared_ptr<TokenStream>& stream,
+                                     std::chrono::steady_clock::time_point start);
   static std::function<void(const GenerateOutcome&)> stream_end(
       const std::shared_ptr<TokenStream>& stream, std::chrono::steady_clock::time_point start);
   // Tells wait_for_capacity's waiters when turns or sessions ended (loop

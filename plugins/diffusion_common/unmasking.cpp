@@ -28,7 +28,9 @@ void BlockUnmasker::candidate(const DiffusionModel& model, std::span<const float
   Candidate& c = candidates_.back();
   if (sampler.greedy()) {
     // The plain softmax ranks a greedy lane's candidates (a one-hot
-    // distribution would make every candidate certain).
+    // distribution would make every candidate certain), after the penalties
+    // (distribution() below applies them itself).
+    sampler.penalise(row_);
     c.token = argmax(row_);
     const float top = row_[static_cast<std::size_t>(c.token)];
     double sum = 0, weighted = 0;
@@ -51,8 +53,8 @@ void BlockUnmasker::candidate(const DiffusionModel& model, std::span<const float
 }
 
 int BlockUnmasker::step(const DiffusionModel& model, const UnmaskSettings& settings, int step,
-                        std::span<const float> logits, std::span<int32_t> tokens,
-                        Sampler& sampler) {
+                        std::span<const float> logits, std::span<int32_t> tokens, Sampler& sampler,
+                        std::span<TokenLogprob> records, int top) {
   const auto vocab = static_cast<std::size_t>(model.vocab);
   candidates_.clear();
   for (std::size_t i = 0; i < tokens.size(); ++i) {
@@ -101,7 +103,14 @@ int BlockUnmasker::step(const DiffusionModel& model, const UnmaskSettings& setti
   reveal = std::min(reveal, masked);
   for (int r = 0; r < reveal; ++r) {
     const Candidate& c = candidates_[static_cast<std::size_t>(r)];
-    tokens[static_cast<std::size_t>(c.position)] = c.token;
+    const auto position = static_cast<std::size_t>(c.position);
+    tokens[position] = c.token;
+    sampler.observe(c.token);
+    if (records.empty()) continue;
+    const std::span<const float> row = logits.subspan(position * vocab, vocab);
+    row_.assign(row.begin(), row.end());
+    row_[static_cast<std::size_t>(model.mask)] = -std::numeric_limits<float>::infinity();
+    records[position] = score_token(row_, c.token, top);
   }
   return reveal;
 }

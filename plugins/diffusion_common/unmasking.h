@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "core/sampling/sampler.h"
+#include "core/sampling/token_logprob.h"
 #include "core/status/status.h"
 #include "plugins/diffusion_common/diffusion_model.h"
 
@@ -49,9 +50,13 @@ class BlockUnmasker {
   // One denoise step for one block: `tokens` holds the block (mask where not
   // yet decoded), `logits` its rows [block, vocab] from the denoise forward.
   // Reveals positions by `settings` and returns how many (>= 1 while any is
-  // masked). Draws from `sampler` only when it samples.
+  // masked). Draws from `sampler` only when it samples; ranks on its
+  // penalised rows and observes each revealed token. With `records` (one per
+  // block position), a revealed position's record gets its token's
+  // log-probability and `top` alternatives over the row without the mask.
   int step(const DiffusionModel& model, const UnmaskSettings& settings, int step,
-           std::span<const float> logits, std::span<int32_t> tokens, Sampler& sampler);
+           std::span<const float> logits, std::span<int32_t> tokens, Sampler& sampler,
+           std::span<TokenLogprob> records = {}, int top = 0);
 
  private:
   // The candidate token, its confidence and its distribution's entropy for

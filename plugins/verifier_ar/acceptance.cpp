@@ -16,10 +16,11 @@ void children_of(const Draft& draft, std::span<const int32_t> depths, int32_t ma
 }
 
 void accept_greedy(const Draft& draft, std::span<const int32_t> depths, int32_t max_depth,
-                   const NodeLogits& logits, AcceptanceScratch& scratch, Acceptance& out) {
+                   const NodeLogits& logits, Sampler& sampler, AcceptanceScratch& scratch,
+                   Acceptance& out) {
   int32_t node = -1;
   for (;;) {
-    const int32_t best = argmax(logits(node));
+    const int32_t best = argmax(sampler.penalised(logits(node)));
     children_of(draft, depths, max_depth, node, scratch.children);
     int32_t match = -1;
     for (const int32_t child : scratch.children)
@@ -29,9 +30,11 @@ void accept_greedy(const Draft& draft, std::span<const int32_t> depths, int32_t 
       }
     if (match < 0) {
       out.next = best;
+      sampler.observe(best);
       return;
     }
     out.path.push_back(match);
+    sampler.observe(best);
     node = match;
   }
 }
@@ -67,6 +70,7 @@ void accept_sampled(const Draft& draft, std::span<const int32_t> depths, int32_t
     children_of(draft, depths, max_depth, node, scratch.children);
     if (scratch.children.empty()) {  // nothing to try: the sampler's own draw
       out.next = sampler.sample(row);
+      sampler.observe(out.next);
       return;
     }
     sampler.distribution(row, scratch.residual);
@@ -83,9 +87,11 @@ void accept_sampled(const Draft& draft, std::span<const int32_t> depths, int32_t
       // is then the exact law (algorithms.md §4.1).
       if (!(mass > 0)) sampler.distribution(row, scratch.residual);
       out.next = sampler.sample_from(scratch.residual);
+      sampler.observe(out.next);
       return;
     }
     out.path.push_back(accepted);
+    sampler.observe(draft.tokens[static_cast<std::size_t>(accepted)]);
     node = accepted;
   }
 }
@@ -98,7 +104,7 @@ void accept_draft(const Draft& draft, std::span<const int32_t> depths, int32_t m
   out.path.clear();
   out.next = -1;
   if (sampler.greedy())
-    accept_greedy(draft, depths, max_depth, logits, scratch, out);
+    accept_greedy(draft, depths, max_depth, logits, sampler, scratch, out);
   else
     accept_sampled(draft, depths, max_depth, logits, sampler, scratch, out);
 }

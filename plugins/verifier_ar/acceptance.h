@@ -16,7 +16,10 @@
 // p' starts as the target's sampling distribution at the node (the lane
 // sampler's temperature / top-k / top-p); where nothing was rejected the emitted
 // token is the sampler's own draw from the logits. Either way every emitted
-// token follows the target's distribution exactly.
+// token follows the target's distribution exactly. Every row is first
+// penalised by the sampler (presence / frequency penalties), and each token
+// is observed as it is accepted, so a path's later positions are penalised
+// for its earlier tokens exactly as plain decoding would penalise them.
 #pragma once
 
 #include <cstdint>

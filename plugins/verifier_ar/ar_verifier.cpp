@@ -141,11 +141,21 @@ Status ArVerifier::feed_and_verify(DecodeContext& context, std::span<const Prefi
     context.counters.accepted += static_cast<int64_t>(rows.acceptance.path.size());
     context.counters.emitted += static_cast<int64_t>(rows.acceptance.path.size()) + 1;
     std::vector<int32_t>& emitted = *lanes[i].emitted;
+    // Each emitted token is scored on the row of the node before it.
+    int32_t previous = -1;
     for (const int32_t node : rows.acceptance.path) {
-      emitted.push_back(lanes[i].draft->tokens[static_cast<std::size_t>(node)]);
+      const int32_t token = lanes[i].draft->tokens[static_cast<std::size_t>(node)];
+      emitted.push_back(token);
+      if (lanes[i].logprobs)
+        lanes[i].logprobs->push_back(
+            score_token(node_logits(previous), token, lanes[i].top_logprobs));
       commit_rows_.push_back(rows.node_rows[static_cast<std::size_t>(node)]);
+      previous = node;
     }
     emitted.push_back(rows.acceptance.next);
+    if (lanes[i].logprobs)
+      lanes[i].logprobs->push_back(
+          score_token(node_logits(previous), rows.acceptance.next, lanes[i].top_logprobs));
     lane.cached = static_cast<int64_t>(lane.tokens.size() + rows.acceptance.path.size());
   }
   return context.target.commit_pending(context.cache, batch_, commit_rows_);

@@ -90,6 +90,7 @@ Status BlockDiffusionVerifier::start_blocks(DecodeContext& context,
     b.tokens.assign(lane.tokens.begin() + static_cast<std::ptrdiff_t>(b.start), lane.tokens.end());
     b.tokens.resize(static_cast<std::size_t>(block), model_.mask);
     b.fits = block;
+    if (lanes[i].logprobs) b.logprobs.assign(static_cast<std::size_t>(block), TokenLogprob{});
     if (!bounded) continue;
     // Lanes in one sequence (branches) share its room, in lane order.
     ASSIGN_OR_RETURN(const SequenceInfo info, context.cache.info(lane.id));
@@ -149,7 +150,9 @@ Status BlockDiffusionVerifier::denoise(DecodeContext& context, std::span<const L
         if (!masked(b)) continue;
         const std::span<const float> rows = logits.subspan(static_cast<std::size_t>(b.row) * vocab,
                                                            static_cast<std::size_t>(block) * vocab);
-        unmasker_.step(model_, settings_, step, rows, b.tokens, lanes[i].lane->sampler);
+        unmasker_.step(model_, settings_, step, rows, b.tokens, lanes[i].lane->sampler,
+                       lanes[i].logprobs ? std::span(b.logprobs) : std::span<TokenLogprob>(),
+                       lanes[i].top_logprobs);
       }
     }
   }
@@ -194,6 +197,9 @@ Status BlockDiffusionVerifier::commit(DecodeContext& context, std::span<const La
     const LaneBlock& b = blocks_[i];
     SequenceState& lane = *lanes[i].lane;
     lanes[i].emitted->insert(lanes[i].emitted->end(), b.tokens.begin() + b.fixed, b.tokens.end());
+    if (lanes[i].logprobs)
+      lanes[i].logprobs->insert(lanes[i].logprobs->end(), b.logprobs.begin() + b.fixed,
+                                b.logprobs.end());
     context.counters.emitted += block - b.fixed;
     lane.cached = b.start + b.fits;
   }

@@ -54,6 +54,7 @@ class BlockDiffusionVerifier final : public Verifier {
     int32_t row = 0;    // its first token's index in the current batch
     int64_t fits = 0;   // tokens of it the lane's cache has room for
     std::vector<int32_t> tokens;
+    std::vector<TokenLogprob> logprobs;  // per position, when the lane asks (LaneStep::logprobs)
   };
 
   // Checks the lanes and sets up their blocks (tokens given, then masks).

@@ -58,7 +58,11 @@ Status RestoredVerifier::step(DecodeContext& context, const LaneStep& lane_step)
                    forward_->step(context.cache, lane.id, lane.tokens, context.counters));
   ++context.counters.verify_steps;
   ++context.counters.emitted;
-  lane_step.emitted->push_back(lane.sampler.sample(logits));
+  const int32_t token = lane.sampler.sample(logits);
+  lane.sampler.observe(token);
+  lane_step.emitted->push_back(token);
+  if (lane_step.logprobs)
+    lane_step.logprobs->push_back(score_token(logits, token, lane_step.top_logprobs));
   lane.cached = static_cast<int64_t>(lane.tokens.size());
   return ok_status();
 }

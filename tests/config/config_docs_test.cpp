@@ -73,6 +73,8 @@ TEST(ConfigSchema, ReferenceTableHasOneRowPerKey) {
                            "sampling.top_k",
                            "sampling.top_p",
                            "sampling.seed",
+                           "sampling.presence_penalty",
+                           "sampling.frequency_penalty",
                            "scheduler.plugin",
                            "plugins.search_path",
                            "server.max_sessions_per_key",
@@ -82,7 +84,7 @@ TEST(ConfigSchema, ReferenceTableHasOneRowPerKey) {
                            "server.max_connections_per_address",
                            "server.metrics_need_key"})
     EXPECT_EQ(keys.count(name), 1u) << name;
-  EXPECT_EQ(keys.size(), 37u);
+  EXPECT_EQ(keys.size(), 39u);
   EXPECT_THAT(table, HasSubstr("| `sampling.top_p` | float | `1.0` | (0, 1] |"));
   EXPECT_THAT(table, HasSubstr("| `model.path` | string | required |"));
   EXPECT_THAT(table, HasSubstr("| `plugins.search_path` | list of strings | `[]` |"));

@@ -294,7 +294,7 @@ namespace {
 // The residual draw of exact speculative acceptance: any non-negative weights,
 // normalised by the sampler; zero weights are never drawn.
 TEST(SamplerDraws, SampleFromFollowsTheWeights) {
-  Sampler sampler(SamplingParams{1.0f, 0, 1.0f, 5});
+  Sampler sampler(params(1.0f, 0, 1.0f, 5));
   const std::vector<float> weights = {0.0f, 2.0f, 0.0f, 6.0f, 2.0f};  // sum 10, unnormalised
   std::vector<int> counts(weights.size(), 0);
   constexpr int kDraws = 20000;
@@ -308,8 +308,8 @@ TEST(SamplerDraws, SampleFromFollowsTheWeights) {
 }
 
 TEST(SamplerDraws, UniformDrawsComeFromTheSamplersStream) {
-  Sampler a(SamplingParams{1.0f, 0, 1.0f, 9});
-  Sampler b(SamplingParams{1.0f, 0, 1.0f, 9});
+  Sampler a(params(1.0f, 0, 1.0f, 9));
+  Sampler b(params(1.0f, 0, 1.0f, 9));
   double sum = 0;
   for (int i = 0; i < 1000; ++i) {
     const double u = a.uniform();
@@ -320,12 +320,69 @@ TEST(SamplerDraws, UniformDrawsComeFromTheSamplersStream) {
   }
   EXPECT_NEAR(sum / 1000, 0.5, 0.05);
   // A draw taken from one sampler leaves another's stream alone.
-  Sampler c(SamplingParams{1.0f, 0, 1.0f, 9});
-  Sampler d(SamplingParams{1.0f, 0, 1.0f, 9});
+  Sampler c(params(1.0f, 0, 1.0f, 9));
+  Sampler d(params(1.0f, 0, 1.0f, 9));
   (void)c.uniform();
   const std::vector<float> logits = {0.1f, 0.4f, 0.2f};
-  Sampler e(SamplingParams{1.0f, 0, 1.0f, 9});
+  Sampler e(params(1.0f, 0, 1.0f, 9));
   EXPECT_EQ(d.sample(logits), e.sample(logits));
+}
+
+// -------------------------------------------------------------- penalties
+
+SamplingParams penalised_params(float temperature, float presence, float frequency) {
+  SamplingParams p = params(temperature);
+  p.presence_penalty = presence;
+  p.frequency_penalty = frequency;
+  return p;
+}
+
+TEST(Penalties, LowerEveryEmittedTokenByPresenceOnceAndFrequencyPerEmission) {
+  const std::vector<float> logits = random_logits(64, 5);
+  Sampler penalised(penalised_params(0.9f, 0.5f, 0.25f));
+  for (const int32_t token : {3, 3, 7, 3}) penalised.observe(token);
+  std::vector<float> by_hand = logits;
+  by_hand[3] -= 0.5f + 0.25f * 3;
+  by_hand[7] -= 0.5f + 0.25f * 1;
+  std::vector<float> got, want;
+  penalised.distribution(logits, got);
+  Sampler(params(0.9f)).distribution(by_hand, want);
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) EXPECT_FLOAT_EQ(got[i], want[i]) << "token " << i;
+  const std::span<const float> row = penalised.penalised(logits);
+  for (std::size_t i = 0; i < row.size(); ++i) EXPECT_EQ(row[i], by_hand[i]);
+}
+
+TEST(Penalties, GreedyTakesThePenalisedArgmax) {
+  std::vector<float> logits(16, 0.0f);
+  logits[4] = 2.0f;
+  logits[9] = 1.5f;
+  Sampler greedy(penalised_params(0, 0.0f, 1.0f));
+  EXPECT_EQ(greedy.sample(logits), 4);
+  greedy.observe(4);  // 2.0 - 1.0 < 1.5
+  EXPECT_EQ(greedy.sample(logits), 9);
+  std::vector<float> probs;
+  greedy.distribution(logits, probs);
+  EXPECT_EQ(probs[9], 1.0f);
+}
+
+TEST(Penalties, OffOrBeforeAnyEmissionTheRowIsUntouched) {
+  const std::vector<float> logits = random_logits(32, 8);
+  Sampler off(params(1.0f));
+  off.observe(2);  // no penalty: nothing is counted
+  EXPECT_EQ(off.penalised(logits).data(), logits.data());
+  Sampler on(penalised_params(1.0f, 1.0f, 0.0f));
+  EXPECT_EQ(on.penalised(logits).data(), logits.data());
+  on.observe(500);  // past the row: counted, never applied to a shorter row
+  EXPECT_EQ(on.penalised(logits)[31], logits[31]);
+}
+
+TEST(Penalties, ANegativePenaltyRaisesEmittedTokens) {
+  std::vector<float> logits(8, 0.0f);
+  logits[1] = 1.0f;
+  Sampler favour(penalised_params(0, -2.0f, 0.0f));
+  favour.observe(6);
+  EXPECT_EQ(favour.sample(logits), 6);  // 0 + 2 > 1
 }
 
 }  // namespace

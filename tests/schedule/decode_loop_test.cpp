@@ -59,7 +59,7 @@ std::vector<Outcome> run_together(Engine& engine, const std::vector<Job>& jobs,
       turn.lane = &lanes[j];
       turn.max_new_tokens = jobs[j].max_new_tokens;
       turn.stop_at_eos = false;
-      turn.sink = [&outcomes, j](int32_t token, int) {
+      turn.sink = [&outcomes, j](int32_t token, int, const TokenLogprob*) {
         outcomes[j].tokens.push_back(token);
         return true;
       };
@@ -156,7 +156,7 @@ TEST(DecodeLoop, HistoryAppendedAtOnceOrTokenByTokenGivesTheSameTokens) {
       turn.max_new_tokens = 30;
       turn.stop_at_eos = false;
       std::vector<int32_t> reply;
-      turn.sink = [&](int32_t token, int) {
+      turn.sink = [&](int32_t token, int, const TokenLogprob*) {
         reply.push_back(token);
         return true;
       };
@@ -187,7 +187,7 @@ TEST(DecodeLoop, PrefillChunksRideAlongWithDecodes) {
   talk.lane = &talker;
   talk.max_new_tokens = 100;
   talk.stop_at_eos = false;
-  talk.sink = [&](int32_t, int) {
+  talk.sink = [&](int32_t, int, const TokenLogprob*) {
     ++talker_tokens;
     return true;
   };
@@ -233,7 +233,7 @@ TEST(DecodeLoop, CancelEndsOnlyThatTurn) {
   a.lane = &kept;
   a.max_new_tokens = kCrowd[0].max_new_tokens;
   a.stop_at_eos = false;
-  a.sink = [&](int32_t token, int) {
+  a.sink = [&](int32_t token, int, const TokenLogprob*) {
     kept_tokens.push_back(token);
     return true;
   };
@@ -273,7 +273,7 @@ TEST(DecodeLoop, TurnsSubmittedFromASinkJoinAfterTheStep) {
     turn.lane = &lanes[i];
     turn.max_new_tokens = i == 0 ? kCrowd[0].max_new_tokens : kCrowd[2].max_new_tokens;
     turn.stop_at_eos = false;
-    turn.sink = [&, i](int32_t token, int) {
+    turn.sink = [&, i](int32_t token, int, const TokenLogprob*) {
       got[i].push_back(token);
       // The first lane starts another at each of its tokens, up to eight.
       if (i == 0 && next < lanes.size()) {
@@ -281,7 +281,7 @@ TEST(DecodeLoop, TurnsSubmittedFromASinkJoinAfterTheStep) {
         more.lane = &lanes[next];
         more.max_new_tokens = kCrowd[2].max_new_tokens;
         more.stop_at_eos = false;
-        more.sink = [&, n = next](int32_t t, int) {
+        more.sink = [&, n = next](int32_t t, int, const TokenLogprob*) {
           got[n].push_back(t);
           return true;
         };

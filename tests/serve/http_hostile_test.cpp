@@ -405,8 +405,7 @@ TEST(HttpHostile, UnservedFieldsAreRefusedAndSmallGapsClosed) {
   ASSERT_TRUE(served.ok());
   auto client = served.client();
   for (const char* field :
-       {R"("logprobs": 2)", R"("echo": true)", R"("logit_bias": {"5": 10})",
-        R"("presence_penalty": 0.5)", R"("frequency_penalty": 1)", R"("best_of": 3)"}) {
+       {R"("echo": true)", R"("logit_bias": {"5": 10})", R"("best_of": 3)", R"("suffix": "x")"}) {
     auto res = client.Post("/v1/completions", std::string(R"({"prompt": "Once", )") + field + "}",
                            "application/json");
     ASSERT_TRUE(res);

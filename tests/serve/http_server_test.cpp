@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "core/engine/engine.h"
@@ -210,6 +211,124 @@ TEST(HttpServer, BadRequestsGetOpenAiErrors) {
   EXPECT_EQ(chat->status, 400);
   // Still serving.
   EXPECT_EQ(client.Get("/health")->status, 200);
+}
+
+// Log-probabilities: one record per generated token, the emitted token the
+// most likely when greedy, in OpenAI's two shapes; streamed chunks carry the
+// tokens whose text they send, and together they equal the whole answer's.
+TEST(HttpServer, LogprobsComeWithEveryTokenWholeAndStreamed) {
+  Served served;
+  ASSERT_TRUE(served.ok());
+  auto client = served.client();
+  auto res = client.Post(
+      "/v1/completions",
+      R"({"prompt": "Once upon a time", "max_tokens": 12, "temperature": 0, "logprobs": 3})",
+      "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  const json body = json::parse(res->body);
+  const json& lp = body["choices"][0]["logprobs"];
+  ASSERT_EQ(lp["tokens"].size(), 12u) << lp.dump();
+  ASSERT_EQ(lp["token_logprobs"].size(), 12u);
+  ASSERT_EQ(lp["top_logprobs"].size(), 12u);
+  std::string joined;
+  for (std::size_t i = 0; i < 12; ++i) {
+    EXPECT_EQ(lp["text_offset"][i].get<int64_t>(), static_cast<int64_t>(joined.size()));
+    const std::string token = lp["tokens"][i].get<std::string>();
+    joined += token;
+    const double logprob = lp["token_logprobs"][i].get<double>();
+    EXPECT_LE(logprob, 0.0);
+    const json& top = lp["top_logprobs"][i];
+    EXPECT_GE(top.size(), 1u);
+    EXPECT_LE(top.size(), 3u);
+    ASSERT_TRUE(top.contains(token)) << top.dump();
+    for (const auto& [text, value] : top.items()) EXPECT_LE(value.get<double>(), logprob + 1e-6);
+  }
+  EXPECT_EQ(joined, body["choices"][0]["text"].get<std::string>());
+
+  const std::string chat_body =
+      R"({"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 10, "temperature": 0,
+          "logprobs": true, "top_logprobs": 2)";
+  auto whole = client.Post("/v1/chat/completions", chat_body + "}", "application/json");
+  ASSERT_TRUE(whole);
+  ASSERT_EQ(whole->status, 200) << whole->body;
+  const json content = json::parse(whole->body)["choices"][0]["logprobs"]["content"];
+  ASSERT_EQ(content.size(), 10u);
+  for (const json& entry : content) {
+    ASSERT_EQ(entry["top_logprobs"].size(), 2u);
+    EXPECT_EQ(entry["top_logprobs"][0]["token"], entry["token"]);
+    EXPECT_EQ(entry["top_logprobs"][0]["logprob"], entry["logprob"]);
+    std::string bytes;
+    for (const json& b : entry["bytes"]) bytes += static_cast<char>(b.get<int>());
+    EXPECT_EQ(bytes, entry["token"].get<std::string>());
+  }
+  auto streamed =
+      client.Post("/v1/chat/completions", chat_body + R"(, "stream": true})", "application/json");
+  ASSERT_TRUE(streamed);
+  ASSERT_EQ(streamed->status, 200);
+  json gathered = json::array();
+  for (const std::string& event : events(streamed->body)) {
+    if (event == "[DONE]") break;
+    const json chunk = json::parse(event);
+    const json& logprobs = chunk["choices"][0]["logprobs"];
+    if (logprobs.is_null()) continue;
+    for (const json& entry : logprobs["content"]) gathered.push_back(entry);
+  }
+  EXPECT_EQ(gathered, content);
+  // Without asking, nothing.
+  auto plain =
+      client.Post("/v1/completions", R"({"prompt": "Once", "max_tokens": 2})", "application/json");
+  ASSERT_TRUE(plain);
+  EXPECT_TRUE(json::parse(plain->body)["choices"][0]["logprobs"].is_null());
+}
+
+TEST(HttpServer, LogprobAndPenaltyFieldsAreChecked) {
+  for (const auto& [body, chat, message] :
+       {std::tuple{R"({"prompt": "x", "logprobs": 21})", false, "'logprobs' must be at most 20"},
+        std::tuple{R"({"prompt": "x", "logprobs": true})", false, "'logprobs' must be an integer"},
+        std::tuple{R"({"messages": [{"role": "user", "content": "x"}], "logprobs": 3})", true,
+                   "'logprobs' must be true or false"},
+        std::tuple{R"({"messages": [{"role": "user", "content": "x"}], "top_logprobs": 2})", true,
+                   "'top_logprobs' needs 'logprobs': true"},
+        std::tuple{R"({"prompt": "x", "presence_penalty": 2.5})", false,
+                   "'presence_penalty' must be in"},
+        std::tuple{R"({"prompt": "x", "frequency_penalty": "high"})", false,
+                   "'frequency_penalty' must be a number"}}) {
+    auto request = parse_completion_request(body, chat);
+    ASSERT_FALSE(request.ok()) << body;
+    EXPECT_EQ(request.status().code(), StatusCode::kInvalidArgument) << body;
+    EXPECT_THAT(request.status().message(), HasSubstr(message)) << body;
+  }
+  auto taken = parse_completion_request(
+      R"({"messages": [{"role": "user", "content": "x"}], "logprobs": false, "top_logprobs": 0,
+          "presence_penalty": -1.5, "frequency_penalty": 0.5})",
+      true);
+  ASSERT_TRUE(taken.ok()) << taken.status().to_string();
+  EXPECT_FALSE(taken->logprobs.has_value());
+  EXPECT_EQ(taken->presence_penalty, -1.5);
+  EXPECT_EQ(taken->frequency_penalty, 0.5);
+}
+
+// A frequency penalty makes a greedy answer repeat itself less; the same
+// request gives the same answer (the penalty is deterministic).
+TEST(HttpServer, PenaltiesChangeTheGreedyAnswer) {
+  Served served;
+  ASSERT_TRUE(served.ok());
+  auto client = served.client();
+  const auto answer = [&](const std::string& extra) {
+    auto res = client.Post(
+        "/v1/completions",
+        R"({"prompt": "Once upon a time", "max_tokens": 40, "temperature": 0)" + extra + "}",
+        "application/json");
+    EXPECT_TRUE(res);
+    EXPECT_EQ(res->status, 200) << res->body;
+    return json::parse(res->body)["choices"][0]["text"].get<std::string>();
+  };
+  const std::string plain = answer("");
+  const std::string penalised = answer(R"(, "frequency_penalty": 1.5, "presence_penalty": 0.5)");
+  EXPECT_NE(penalised, plain);
+  EXPECT_EQ(answer(R"(, "frequency_penalty": 1.5, "presence_penalty": 0.5)"), penalised);
+  EXPECT_EQ(answer(R"(, "frequency_penalty": 0)"), plain);
 }
 
 TEST(HttpServer, KeysAreRequiredWhenSet) {

@@ -42,7 +42,7 @@ Status start(SessionManager& sessions, const std::string& id, Reply& reply, int6
   options.stop_at_eos = false;
   return sessions.generate(
       id, owner, options,
-      [&reply](int32_t token, int) {
+      [&reply](int32_t token, int, const TokenLogprob*) {
         reply.tokens.push_back(token);
         return true;
       },
@@ -314,7 +314,7 @@ TEST(Sessions, AStopTokenEndsTheTurnAndStaysInTheHistory) {
   ASSERT_TRUE(sessions
                   .generate(
                       *id, "", options,
-                      [&](int32_t t, int) {
+                      [&](int32_t t, int, const TokenLogprob*) {
                         got.push_back(t);
                         return true;
                       },
@@ -342,7 +342,7 @@ TEST(Sessions, StartTurnMakesASessionThatGeneratesAtOnce) {
   for (int r = 0; r < 2; ++r) {
     auto started = sessions.start_turn(
         {}, "", prompt, options,
-        [&replies, r](int32_t token, int) {
+        [&replies, r](int32_t token, int, const TokenLogprob*) {
           replies[r].tokens.push_back(token);
           return true;
         },

@@ -38,7 +38,12 @@ struct Completion {
   TextStream text;
   CompletionResult result;
   bool cancelled = false;  // a stop string ended it: the rest of the turn is dropped
-  std::string cut_short;   // the turn ended before its answer did (why)
+  // With logprobs: the tokens pushed since the last chunk, the token before
+  // the next (its text depends on it), and the answer's bytes so far.
+  std::vector<ScoredToken> pending;
+  int32_t previous = -1;
+  int64_t offset = 0;
+  std::string cut_short;  // the turn ended before its answer did (why)
   StatusCode cut_code = StatusCode::kOk;
 
   Completion(std::atomic<int>& counter, SessionRuntime& r, const Tokenizer& tokenizer,
@@ -63,6 +68,7 @@ struct Completion {
       }
       if (cancelled) continue;
       ++result.completion_tokens;
+      if (event.logprob) score(*event.logprob);
       std::string piece = text.push(event.token);
       if (text.stopped()) {
         cancelled = true;
@@ -71,6 +77,30 @@ struct Completion {
       if (!piece.empty()) return piece;
     }
     return std::nullopt;
+  }
+
+  // A token's record as the API reports it, its text and its alternatives'
+  // read after the token before it.
+  void score(const TokenLogprob& record) {
+    const Tokenizer& tokenizer = text.tokenizer();
+    ScoredToken scored;
+    scored.token = tokenizer.decode_token(previous, record.token);
+    scored.logprob = record.logprob;
+    scored.text_offset = offset;
+    for (int j = 0; j < record.top_count; ++j) {
+      const auto at = static_cast<std::size_t>(j);
+      scored.top.push_back(
+          {tokenizer.decode_token(previous, record.top_tokens[at]), record.top_logprobs[at]});
+    }
+    offset += static_cast<int64_t>(scored.token.size());
+    previous = record.token;
+    pending.push_back(std::move(scored));
+  }
+  // The records not yet sent, handed over.
+  std::vector<ScoredToken> take_scored() {
+    std::vector<ScoredToken> out;
+    out.swap(pending);
+    return out;
   }
 
   void finish(const GenerateOutcome& outcome) {
@@ -191,11 +221,17 @@ void CompletionHandler::handle(const std::string& body, const std::string& key, 
     sampling.top_p = static_cast<float>(*request.top_p);
   }
   if (request.top_k) sampling.top_k = static_cast<int>(*request.top_k);
+  if (request.presence_penalty)
+    sampling.presence_penalty = static_cast<float>(*request.presence_penalty);
+  if (request.frequency_penalty)
+    sampling.frequency_penalty = static_cast<float>(*request.frequency_penalty);
   session_options.sampling = sampling;
   session_options.seed = request.seed;
   auto completion = std::make_shared<Completion>(in_flight_, runtime_, engine_.tokenizer(),
                                                  tokens->back(), request.stop);
   completion->owner = key;
+  completion->previous = tokens->back();
+  completion->result.logprobs = request.logprobs.has_value();
   completion->result.id = completion_id(chat);
   completion->result.model = settings_.model_name;
   completion->result.created = unix_seconds();
@@ -203,6 +239,7 @@ void CompletionHandler::handle(const std::string& body, const std::string& key, 
   GenerateOptions generate;
   generate.max_tokens = request.max_tokens.value_or(settings_.default_max_tokens);
   generate.stop_at_eos = !request.ignore_eos;
+  generate.logprobs = request.logprobs.value_or(-1);
   auto started =
       start_when_free(runtime_, session_options, key, *tokens, generate, settings_.queue_timeout_s);
   if (!started.ok()) {
@@ -222,6 +259,7 @@ void CompletionHandler::handle(const std::string& body, const std::string& key, 
   if (!request.stream) {
     while (auto piece = completion->next()) completion->result.text += *piece;
     completion->result.text += completion->text.finish();
+    completion->result.scored = completion->take_scored();
     if (!completion->cut_short.empty()) {
       HttpResponse cut =
           error_response(http_error(Status(completion->cut_code, completion->cut_short)));
@@ -238,12 +276,16 @@ void CompletionHandler::handle(const std::string& body, const std::string& key, 
   // A write that fails means the client left: returning drops the
   // Completion, whose destructor cancels the turn.
   while (auto piece = completion->next()) {
-    if (!out.write(completion_chunk(completion->result, chat, *piece, "", first))) return;
+    if (!out.write(completion_chunk(completion->result, chat, *piece, "", first,
+                                    completion->take_scored())))
+      return;
     first = false;
   }
   std::string tail = completion->text.finish();
+  std::vector<ScoredToken> scored_tail = completion->take_scored();
   std::string end;
-  if (!tail.empty() || first) end += completion_chunk(completion->result, chat, tail, "", first);
+  if (!tail.empty() || first || !scored_tail.empty())
+    end += completion_chunk(completion->result, chat, tail, "", first, scored_tail);
   if (!completion->cut_short.empty()) {
     // OpenAI's clients raise on an event carrying an error; no [DONE]
     // follows, so nothing reads this stream as a whole answer.

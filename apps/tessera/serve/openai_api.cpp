@@ -15,6 +15,9 @@ std::string dump(const json& value) {
   return value.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
+// OpenAI's most alternatives per token (top_logprobs).
+constexpr int64_t kMaxLogprobs = 20;
+
 Status field_error(const std::string& field, const std::string& what) {
   return invalid_argument("'" + field + "' " + what);
 }
@@ -117,6 +120,30 @@ Status parse_stop(const json& body, CompletionRequest& request) {
   return ok_status();
 }
 
+// /v1/completions: `logprobs` is the number of alternatives (0 to 20; null:
+// none). Chat: `logprobs` true or false, `top_logprobs` 0 to 20 with it.
+Status parse_logprobs(const json& body, CompletionRequest& request) {
+  const bool asked = body.contains("logprobs") && !body.at("logprobs").is_null();
+  if (!request.chat) {
+    if (!asked) return ok_status();
+    ASSIGN_OR_RETURN(const int64_t top, integer_in(body, "logprobs", 0, kMaxLogprobs));
+    request.logprobs = static_cast<int>(top);
+    return ok_status();
+  }
+  bool wanted = false;
+  if (asked) {
+    if (!body.at("logprobs").is_boolean()) return field_error("logprobs", "must be true or false");
+    wanted = body.at("logprobs").get<bool>();
+  }
+  int64_t top = 0;
+  if (body.contains("top_logprobs") && !body.at("top_logprobs").is_null()) {
+    ASSIGN_OR_RETURN(top, integer_in(body, "top_logprobs", 0, kMaxLogprobs));
+    if (!wanted && top > 0) return field_error("top_logprobs", "needs 'logprobs': true");
+  }
+  if (wanted) request.logprobs = static_cast<int>(top);
+  return ok_status();
+}
+
 Status parse_stream_options(const json& body, CompletionRequest& request) {
   if (!body.contains("stream_options") || body.at("stream_options").is_null()) return ok_status();
   const json& options = body.at("stream_options");
@@ -129,9 +156,6 @@ Status parse_stream_options(const json& body, CompletionRequest& request) {
   return ok_status();
 }
 
-bool is_zero_number(const json& v) {
-  return v.is_number() && v.get<double>() == 0;
-}
 bool is_empty(const json& v) {
   return v.is_null() || (v.is_structured() && v.empty());
 }
@@ -143,22 +167,11 @@ Status refuse_unimplemented(const json& body, bool chat) {
     return Status(StatusCode::kUnimplemented,
                   "'" + field + "' is not supported by this server (" + what + ")");
   };
-  if (body.contains("logprobs")) {
-    const json& v = body.at("logprobs");
-    if (!(v.is_null() || (v.is_boolean() && !v.get<bool>()) || is_zero_number(v)))
-      return unsupported("logprobs", "token log-probabilities are not returned yet");
-  }
-  if (body.contains("top_logprobs") && !body.at("top_logprobs").is_null() &&
-      !is_zero_number(body.at("top_logprobs")))
-    return unsupported("top_logprobs", "token log-probabilities are not returned yet");
   if (body.contains("echo") && !(body.at("echo").is_null() ||
                                  (body.at("echo").is_boolean() && !body.at("echo").get<bool>())))
     return unsupported("echo", "the prompt is not echoed");
   if (body.contains("logit_bias") && !is_empty(body.at("logit_bias")))
     return unsupported("logit_bias", "logits are not biased");
-  for (const char* penalty : {"presence_penalty", "frequency_penalty"})
-    if (body.contains(penalty) && !body.at(penalty).is_null() && !is_zero_number(body.at(penalty)))
-      return unsupported(penalty, "repetition penalties are not applied yet; send 0 or omit it");
   if (body.contains("best_of") && !body.at("best_of").is_null() &&
       !(body.at("best_of").is_number_integer() && body.at("best_of").get<int64_t>() == 1))
     return unsupported("best_of", "one completion is generated per request");
@@ -225,6 +238,12 @@ Result<CompletionRequest> parse_completion_request(std::string_view body_text, b
     *flag = body.at(field).get<bool>();
   }
   RETURN_IF_ERROR(parse_stream_options(body, request));
+  RETURN_IF_ERROR(parse_logprobs(body, request));
+  for (auto [field, value] : {std::pair{"presence_penalty", &request.presence_penalty},
+                              std::pair{"frequency_penalty", &request.frequency_penalty}}) {
+    if (!body.contains(field) || body.at(field).is_null()) continue;
+    ASSIGN_OR_RETURN(*value, number_in(body, field, -2, 2));
+  }
   RETURN_IF_ERROR(refuse_unimplemented(body, chat));
   return request;
 }
@@ -243,6 +262,52 @@ json usage(const CompletionResult& r) {
           {"total_tokens", r.prompt_tokens + r.completion_tokens}};
 }
 
+// OpenAI writes a log-probability too small for a float as -9999.
+double finite_logprob(float logprob) {
+  return std::isfinite(logprob) ? static_cast<double>(logprob) : -9999.0;
+}
+
+json token_bytes(const std::string& text) {
+  json bytes = json::array();
+  for (const char c : text) bytes.push_back(static_cast<int>(static_cast<unsigned char>(c)));
+  return bytes;
+}
+
+// choice.logprobs: chat's {"content": [...]}, or the completions API's
+// parallel lists.
+json logprobs_json(const std::vector<ScoredToken>& scored, bool chat) {
+  if (chat) {
+    json content = json::array();
+    for (const ScoredToken& t : scored) {
+      json top = json::array();
+      for (const TokenChoice& c : t.top)
+        top.push_back({{"token", c.token},
+                       {"logprob", finite_logprob(c.logprob)},
+                       {"bytes", token_bytes(c.token)}});
+      content.push_back({{"token", t.token},
+                         {"logprob", finite_logprob(t.logprob)},
+                         {"bytes", token_bytes(t.token)},
+                         {"top_logprobs", top}});
+    }
+    return {{"content", content}, {"refusal", nullptr}};
+  }
+  json tokens = json::array(), logprobs = json::array(), tops = json::array(),
+       offsets = json::array();
+  for (const ScoredToken& t : scored) {
+    tokens.push_back(t.token);
+    logprobs.push_back(finite_logprob(t.logprob));
+    json top = json::object();
+    for (const TokenChoice& c : t.top)
+      if (!top.contains(c.token)) top[c.token] = finite_logprob(c.logprob);
+    tops.push_back(top);
+    offsets.push_back(t.text_offset);
+  }
+  return {{"tokens", tokens},
+          {"token_logprobs", logprobs},
+          {"top_logprobs", tops},
+          {"text_offset", offsets}};
+}
+
 json base(const CompletionResult& r, const char* object) {
   return {{"id", r.id}, {"object", object}, {"created", r.created}, {"model", r.model}};
 }
@@ -257,7 +322,9 @@ int64_t unix_seconds() {
 
 std::string completion_json(const CompletionResult& r, bool chat) {
   json out = base(r, chat ? "chat.completion" : "text_completion");
-  json choice = {{"index", 0}, {"finish_reason", r.finish_reason}, {"logprobs", nullptr}};
+  json choice = {{"index", 0},
+                 {"finish_reason", r.finish_reason},
+                 {"logprobs", r.logprobs ? logprobs_json(r.scored, chat) : json(nullptr)}};
   if (chat)
     choice["message"] = {{"role", "assistant"}, {"content", r.text}};
   else
@@ -269,11 +336,12 @@ std::string completion_json(const CompletionResult& r, bool chat) {
 }
 
 std::string completion_chunk(const CompletionResult& r, bool chat, const std::string& text,
-                             const std::string& finish, bool first) {
+                             const std::string& finish, bool first,
+                             const std::vector<ScoredToken>& scored) {
   json out = base(r, chat ? "chat.completion.chunk" : "text_completion");
   json choice = {{"index", 0},
                  {"finish_reason", finish.empty() ? json(nullptr) : json(finish)},
-                 {"logprobs", nullptr}};
+                 {"logprobs", r.logprobs ? logprobs_json(scored, chat) : json(nullptr)}};
   if (chat) {
     json delta = json::object();
     if (first) delta["role"] = "assistant";

@@ -34,14 +34,33 @@ struct CompletionRequest {
   bool ignore_eos = false;  // llama-server's extension: run to max_tokens
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
+  // Token log-probabilities with this many alternatives: /v1/completions'
+  // `logprobs` (an integer), chat's `logprobs: true` with `top_logprobs`.
+  std::optional<int> logprobs;
+  std::optional<double> presence_penalty;  // in [-2, 2]
+  std::optional<double> frequency_penalty;
 };
 
 // INVALID_ARGUMENT naming the field for a body that is not what the API
 // takes (bad JSON, wrong types, out-of-range values, an empty prompt or
 // message list, `n` other than 1); UNIMPLEMENTED naming the field for a
-// feature this server does not have (logprobs, echo, logit_bias, penalties,
+// feature this server does not have (echo, logit_bias, best_of, suffix,
 // response_format other than text, tools), never silently ignored.
 Result<CompletionRequest> parse_completion_request(std::string_view body, bool chat);
+
+// One generated token as `logprobs` report it: its text, log-probability
+// (the model's, temperature 1; -9999 stands for -inf, as OpenAI writes it),
+// the most likely alternatives, and where its text starts in the answer.
+struct TokenChoice {
+  std::string token;
+  float logprob = 0;
+};
+struct ScoredToken {
+  std::string token;
+  float logprob = 0;
+  std::vector<TokenChoice> top;
+  int64_t text_offset = 0;  // bytes of the answer before this token's text
+};
 
 struct CompletionResult {
   std::string id;  // "cmpl-..." / "chatcmpl-..."
@@ -51,7 +70,9 @@ struct CompletionResult {
   std::string finish_reason;  // "stop" | "length"
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;
-  uint64_t seed = 0;  // the sampler's seed (the request's, or drawn for it)
+  uint64_t seed = 0;                // the sampler's seed (the request's, or drawn for it)
+  bool logprobs = false;            // the request asked for them
+  std::vector<ScoredToken> scored;  // the whole answer's (non-streamed)
 };
 
 // Now, in Unix seconds (the `created` of responses and models).
@@ -59,11 +80,13 @@ int64_t unix_seconds();
 
 // The whole response body.
 std::string completion_json(const CompletionResult& result, bool chat);
-// One server-sent event (`data: {...}\n\n`) carrying `text`; with
+// One server-sent event (`data: {...}\n\n`) carrying `text`, and with
+// result.logprobs the log-probabilities of the tokens it carries; with
 // finish_reason set, the last chunk. `first` (chat): the chunk carries the
 // assistant role.
 std::string completion_chunk(const CompletionResult& result, bool chat, const std::string& text,
-                             const std::string& finish_reason, bool first);
+                             const std::string& finish_reason, bool first,
+                             const std::vector<ScoredToken>& scored = {});
 // The usage chunk (stream_options.include_usage) and the stream's end.
 std::string usage_chunk(const CompletionResult& result, bool chat);
 inline constexpr std::string_view kStreamDone = "data: [DONE]\n\n";

@@ -23,6 +23,7 @@ class TextStream {
   std::string finish();
   // A stop string appeared: the turn should end; nothing after it is sent.
   bool stopped() const { return stopped_; }
+  const Tokenizer& tokenizer() const { return tokenizer_; }
 
  private:
   // Length of the prefix of held_ that may be sent now.
