@@ -15,7 +15,7 @@
 #include "apps/tessera/serve_bench/history_ttft.h"
 #include "apps/tessera/serve_bench/openai_load.h"
 #include "apps/tessera/serve_bench/server_process.h"
-#include "core/engine/model_locator.h"
+#include "core/io/file_lookup.h"
 
 namespace tessera::cli {
 namespace {

@@ -17,7 +17,7 @@
 #include "apps/tessera/sweep/speculative_rates.h"
 #include "apps/tessera/sweep/timed_decode.h"
 #include "core/engine/engine.h"
-#include "core/engine/model_locator.h"
+#include "core/io/file_lookup.h"
 #include "core/io/text_file.h"
 
 namespace tessera::cli {

@@ -84,7 +84,8 @@ Status run_point(const sweep::SweepSpec& spec, const std::vector<std::size_t>& c
   row.labels = setup.labels;
   Config config = spec.base;
   for (const auto& [key, value] : setup.sets) {
-    RETURN_IF_ERROR(config.apply_override(key + "=" + value));
+    // An axis value is the sweep file's: a file it names is relative to it.
+    RETURN_IF_ERROR(config.apply_override(key + "=" + value, Config::SetFrom::kConfigFile));
   }
   RETURN_IF_ERROR(config.validate_core());
   for (const auto& [key, value] : setup.sets) {

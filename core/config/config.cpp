@@ -108,6 +108,12 @@ std::filesystem::path Config::directory() const {
   return parent.empty() ? std::filesystem::path(".") : parent;
 }
 
+std::filesystem::path Config::base_directory(std::string_view key) const {
+  const auto [section, name] = split_key(key);
+  const ConfigEntry* entry = find_entry(section, name);
+  return entry != nullptr && entry->from_command_line ? std::filesystem::path(".") : directory();
+}
+
 const ConfigEntry* Config::find_entry(std::string_view section, std::string_view name) const {
   for (const auto& entry : doc_.entries)
     if (entry.section == section && entry.name == name) return &entry;
@@ -119,7 +125,7 @@ bool Config::has(std::string_view key) const {
   return find_entry(section, name) != nullptr;
 }
 
-Status Config::apply_override(std::string_view assignment) {
+Status Config::apply_override(std::string_view assignment, SetFrom from) {
   const std::string where = "--set " + std::string(assignment);
   const auto eq = assignment.find('=');
   if (eq == std::string_view::npos)
@@ -138,6 +144,7 @@ Status Config::apply_override(std::string_view assignment) {
   entry.text = trim(assignment.substr(eq + 1));
   entry.key_where = where;
   entry.value_where = where;
+  entry.from_command_line = from == SetFrom::kCommandLine;
   if (const ConfigKey* core = find_core_key(section, name)) {
     if (core->list) {
       entry.form = ConfigEntry::Form::kList;

@@ -57,11 +57,16 @@ class Config {
   // (tessera sweep reads [sweep] itself and hands the rest on as a config).
   Config without_section(std::string_view section) const;
 
+  // Where an override comes from: typed on the command line (a file it names
+  // is relative to the current directory), or a value of the config file set
+  // by a tool (a sweep's axis point: relative to the file's directory).
+  enum class SetFrom : uint8_t { kCommandLine, kConfigFile };
+
   // "section.key=value" (core key or plugin option) replaces the file's value.
   // Core keys are type- and range-checked here; plugin options when
   // plugin_options runs. Messages name "--set section.key=value". A list key
   // takes a ':'-separated string.
-  Status apply_override(std::string_view assignment);
+  Status apply_override(std::string_view assignment, SetFrom from = SetFrom::kCommandLine);
 
   // Checks what the core owns: unknown sections, unknown keys in sections
   // without plugins, types and ranges of core keys, required keys. Keys of
@@ -100,9 +105,12 @@ class Config {
 
   // The file name as given to load_file (or parse's source_name).
   const std::string& source() const { return source_; }
-  // The config file's directory ("." for a bare name): models are looked up
-  // there first.
+  // The config file's directory ("." for a bare name).
   std::filesystem::path directory() const;
+  // The directory a relative file name in `key` is relative to, the first
+  // place it is looked for (core/io/file_lookup.h): "." when a --set on the
+  // command line gave the key, else directory().
+  std::filesystem::path base_directory(std::string_view key) const;
   // Every key = value in file order, then the --set ones that added keys.
   const std::vector<ConfigEntry>& entries() const { return doc_.entries; }
 

@@ -35,6 +35,9 @@ struct ConfigEntry {
   // (the value); both are "--set key=value" for an override.
   std::string key_where;
   std::string value_where;
+  // A --set typed on the command line: a relative file name in it is relative
+  // to the current directory, not to the config's (Config::base_directory).
+  bool from_command_line = false;
 
   std::string key() const { return section.empty() ? name : section + "." + name; }
   // The value as the user wrote it, for "got ..." in messages.

@@ -6,10 +6,10 @@
 #include "core/engine/engine_services.h"
 #include "core/engine/memory_budget.h"
 #include "core/engine/model_cache.h"
-#include "core/engine/model_locator.h"
 #include "core/engine/plugin_references.h"
 #include "core/engine/request_run.h"
 #include "core/engine/weight_handover.h"
+#include "core/io/file_lookup.h"
 #include "core/io/mapped_file.h"
 #include "core/plugin/plugin_kinds.h"
 
@@ -107,10 +107,13 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
 
   // The model.
   ASSIGN_OR_RETURN(std::string model_path,
-                   locate_model_file(config.get_string("model.path"), config.directory()));
+                   find_file(config.get_string("model.path"), FileKind::kModel,
+                             config.base_directory("model.path"), "model file"));
   std::optional<std::string> tokenizer_path;
   if (const std::string t = config.get_string("model.tokenizer"); !t.empty()) {
-    ASSIGN_OR_RETURN(tokenizer_path, locate_model_file(t, config.directory()));
+    ASSIGN_OR_RETURN(
+        tokenizer_path,
+        find_file(t, FileKind::kModel, config.base_directory("model.tokenizer"), "tokenizer file"));
   }
   ASSIGN_OR_RETURN(LoadedModel model, load_model(model_path, tokenizer_path));
   if (tokenizer_path && model.format != "llama2c") {

@@ -3,8 +3,8 @@
 #include <filesystem>
 
 #include "core/engine/model_cache.h"
-#include "core/engine/model_locator.h"
 #include "core/engine/weight_handover.h"
+#include "core/io/file_lookup.h"
 #include "core/io/mapped_file.h"
 #include "core/plugin/plugin_kinds.h"
 
@@ -51,15 +51,15 @@ Result<const LoadedModel*> EngineServices::load_model(std::string_view name,
   const std::string key(option_key);
   if (name.empty())
     return invalid_argument(key + " is empty: name a model file (found like model.path)");
-  auto located = locate_model_file(std::string(name), config_.directory());
-  if (!located.ok()) return located.status().with_context(key);
+  auto located = find_file(name, key, "model file");
+  if (!located.ok()) return located.status();
   const std::string path = *located;
   for (const auto& [loaded_path, model] : models_)
     if (loaded_path == path) return model.get();
   std::optional<std::string> tokenizer_path;
   if (!tokenizer.empty()) {
-    auto found = locate_model_file(std::string(tokenizer), config_.directory());
-    if (!found.ok()) return found.status().with_context(key);
+    auto found = find_file(tokenizer, key, "tokenizer file");
+    if (!found.ok()) return found.status();
     tokenizer_path = *found;
   }
   auto loaded = tessera::load_model(path, tokenizer_path);
@@ -68,6 +68,13 @@ Result<const LoadedModel*> EngineServices::load_model(std::string_view name,
   RETURN_IF_ERROR(hand_weights_to(*backend_, *model).with_context(key));
   models_.emplace_back(path, std::move(model));
   return models_.back().second.get();
+}
+
+Result<std::string> EngineServices::find_file(std::string_view name, std::string_view option_key,
+                                              std::string_view what) {
+  auto found = tessera::find_file(name, FileKind::kModel, config_.base_directory(option_key), what);
+  if (!found.ok()) return found.status().with_context(std::string(option_key));
+  return found;
 }
 
 Result<std::unique_ptr<Transformer>> EngineServices::make_transformer(const LoadedModel& model) {

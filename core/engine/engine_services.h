@@ -58,6 +58,8 @@ class EngineServices final : public PluginServices {
   Result<std::unique_ptr<CheckedCacheStore>> make_cache(const LoadedModel& model) override;
   Result<std::unique_ptr<PluginObject>> create_plugin(std::string_view kind,
                                                       std::string_view name) override;
+  Result<std::string> find_file(std::string_view name, std::string_view option_key,
+                                std::string_view what) override;
 
  private:
   const Config config_;

@@ -48,14 +48,14 @@
 // token log-probabilities and penalties: LaneStep::logprobs / top_logprobs
 // (TokenLogprob, score_token), SequenceState::logprobs / step_logprobs;
 // SamplingParams' presence / frequency penalties and the Sampler's emission
-// counts (observe, penalised: its layout changed); ScoredTokenSink. 6.2:
+// counts (observe, penalised: its layout changed); ScoredTokenSink. 7.1:
 // PluginServices::find_file appended (a file a plugin option names, found
 // like model.path: core/io/file_lookup.h).
 #ifndef TESSERA_ABI_MAJOR
 #define TESSERA_ABI_MAJOR 7
 #endif
 #ifndef TESSERA_ABI_MINOR
-#define TESSERA_ABI_MINOR 2
+#define TESSERA_ABI_MINOR 1
 #endif
 
 #define TESSERA_STRINGIFY_INNER(x) #x

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "core/plugin/plugin_object.h"
@@ -43,8 +44,9 @@ class PluginServices {
   virtual int64_t max_tokens() const = 0;
 
   // A model named in a plugin option (`option_key`, e.g. "decode.draft_model",
-  // names it in messages), found exactly like model.path: the config's
-  // directory, TESSERA_MODEL_PATH, models/ and ../shared/models/. Loaded once
+  // names it in messages), found exactly like model.path (core/io/file_lookup.h:
+  // the config's directory, or the current one for a --set on the command
+  // line, then TESSERA_MODEL_PATH, models/ and ../shared/models/). Loaded once
   // (the same name twice gives the same model), its weights handed to the
   // backend, kept as long as the engine. A llama2.c checkpoint needs its
   // tokenizer file in `tokenizer`.
@@ -68,6 +70,11 @@ class PluginServices {
   // fed in chunks) takes only what it needs (ABI 3.2).
   virtual Result<std::unique_ptr<Transformer>> make_sized_transformer(const LoadedModel& model,
                                                                       int max_batch) = 0;
+  // The path of a file named in a plugin option (`option_key` names it in
+  // messages; `what` says what it is: "projection file"), found like
+  // model.path, for the plugin to read (ABI 6.2).
+  virtual Result<std::string> find_file(std::string_view name, std::string_view option_key,
+                                        std::string_view what) = 0;
 };
 
 // create_plugin, checked to be an `Interface` (the kind's class).

@@ -49,11 +49,14 @@ Result<RestorerParts> make_restorer_parts(PluginServices& services,
     return invalid_argument(
         "decode.projection = \"linear\" needs decode.projection_file (written by tessera "
         "fit-projection)");
-  ASSIGN_OR_RETURN(LinearProjection loaded, LinearProjection::load(settings.projection_file));
+  ASSIGN_OR_RETURN(
+      const std::string path,
+      services.find_file(settings.projection_file, "decode.projection_file", "projection file"));
+  ASSIGN_OR_RETURN(LinearProjection loaded, LinearProjection::load(path));
   auto linear = std::make_unique<LinearProjection>(std::move(loaded));
   const ModelConfig& c = target->config;
-  RETURN_IF_ERROR(linear->check_matches(
-      settings.projection_file, {c.n_layers, c.n_kv_heads, c.head_dim, linear->shape().keys}));
+  RETURN_IF_ERROR(
+      linear->check_matches(path, {c.n_layers, c.n_kv_heads, c.head_dim, linear->shape().keys}));
   parts.linear = linear.get();
   parts.projection = std::move(linear);
   return parts;

@@ -31,7 +31,7 @@ inline constexpr OptionSpec kRestoredOptions[] = {
      "per-layer, per-KV-head affine maps of decode.projection_file",
      0, 0, "identity|linear"},
     {"projection_file", OptionType::kString, "\"\"",
-     "the linear projection's file (tessera fit-projection writes it)"},
+     "the linear projection's file (tessera fit-projection writes it), found like model.path"},
     {"restore_chunk", OptionType::kInt, "0",
      "positions one restorer forward carries (0: decode.max_batch); bounds the restorer's "
      "activations, not the restored K/V (an exact restorer needs every earlier position's)",

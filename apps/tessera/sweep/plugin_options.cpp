@@ -52,7 +52,9 @@ Result<Config> without_keys(const Config& config, std::string_view section,
   for (const ConfigEntry& entry : config.entries()) {
     if (!in_section(entry.section, section)) continue;
     if (entry.section == section && contains(names, entry.name)) continue;
-    RETURN_IF_ERROR(out.apply_override(entry.key() + "=" + override_text(entry)));
+    RETURN_IF_ERROR(out.apply_override(
+        entry.key() + "=" + override_text(entry),
+        entry.from_command_line ? Config::SetFrom::kCommandLine : Config::SetFrom::kConfigFile));
   }
   return out;
 }

@@ -5,7 +5,7 @@
 #include <iterator>
 
 #include "core/config/config_schema.h"
-#include "core/engine/model_locator.h"
+#include "core/io/file_lookup.h"
 #include "core/plugin/plugin_kinds.h"
 #include "core/util/strings.h"
 #include "core/util/suggest.h"
