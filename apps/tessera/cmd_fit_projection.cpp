@@ -9,6 +9,7 @@
 
 #include "apps/tessera/cli_common.h"
 #include "core/engine/engine.h"
+#include "core/io/file_lookup.h"
 #include "core/io/text_file.h"
 #include "core/plugin/services.h"
 #include "plugins/verifier_restored/projection_fit.h"
@@ -61,7 +62,13 @@ int run_fit_projection(int argc, char** argv) {
   if (!parse_arguments(argc, argv, options, {},
                        "usage: tessera fit-projection --config FILE --text FILE --out FILE",
                        R"(examples:
-  tessera fit-projection --config configs/tok512-ar-1m-restored-sdar.toml --text ../shared/data/tinystories_train_head.txt --out ar1m-from-sdar.kvproj
+  tessera fit-projection --config configs/tok512-ar-1m-restored.toml --text tinystories_train_head.txt --out /tmp/ar1m-from-sdar.kvproj
+
+The text is found as given (absolute, or relative to the current directory),
+then in TESSERA_MODEL_PATH, models/, ../shared/models/, data/ and
+../shared/data/ next to the repository root; the models as the config names
+them. The projection file is written where --out says; a config then names it
+in decode.projection_file (found like model.path).
 
 Keys are fitted as the config's cache keeps them (cache.codec_stage); the file
 records the stage, and decode.projection_file refuses another. Prints, per
@@ -76,7 +83,9 @@ better than the mean).
     overrides.emplace_back(forced);
   auto config = load_config(values["config"].as<std::string>(), overrides);
   if (!config.ok()) return report("fit-projection", config.status());
-  const std::string text_path = values["text"].as<std::string>();
+  auto found = locate_data_file(values["text"].as<std::string>(), ".");
+  if (!found.ok()) return report("fit-projection", found.status());
+  const std::string text_path = *found;
   auto text = read_text_file(text_path, "text file", kMaxTextFileBytes);
   if (!text.ok()) return report("fit-projection", text.status());
   auto registry = make_registry(&*config);

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "apps/tessera/cli_common.h"
+#include "core/io/file_lookup.h"
 #include "core/model/model.h"
 #include "core/model/weight_check.h"
 #include "core/util/strings.h"
@@ -31,19 +32,31 @@ int run_inspect(int argc, char** argv) {
   po::variables_map values;
   int exit_code = 0;
   if (!parse_arguments(argc, argv, options, positional,
-                       "usage: tessera inspect MODEL [--tokenizer FILE] [--metadata]",
+                       "usage: tessera inspect MODEL [--tokenizer FILE] [--metadata] "
+                       "[--check-weights]",
                        R"(examples:
-  tessera inspect ../shared/models/stories260K.gguf
-  tessera inspect ../shared/models/stories260K.bin --tokenizer ../shared/models/tok512.bin
+  tessera inspect stories260K.gguf
+  tessera inspect stories260K.bin --tokenizer tok512.bin
   tessera inspect ../shared/models/tok512-sdar-1m.gguf --metadata
-  tessera inspect ../shared/models/stories260K.gguf --check-weights
+  tessera inspect stories260K.gguf --check-weights
+
+MODEL and FILE are found as a config's model.path is: as given (absolute, or
+relative to the current directory), then in TESSERA_MODEL_PATH, models/ and
+../shared/models/ next to the repository root (docs/config.md).
 )",
                        values, exit_code))
     return exit_code;
 
   std::optional<std::string> tokenizer;
-  if (values.count("tokenizer")) tokenizer = values["tokenizer"].as<std::string>();
-  auto model = load_model(values["model"].as<std::string>(), tokenizer);
+  if (values.count("tokenizer")) {
+    auto found =
+        find_file(values["tokenizer"].as<std::string>(), FileKind::kModel, ".", "tokenizer file");
+    if (!found.ok()) return report("inspect", found.status());
+    tokenizer = *found;
+  }
+  auto path = locate_model_file(values["model"].as<std::string>(), ".");
+  if (!path.ok()) return report("inspect", path.status());
+  auto model = load_model(*path, tokenizer);
   if (!model.ok()) return report("inspect", model.status());
   const ModelConfig& c = model->config;
   std::printf("file:          %s (%s)\n", model->path.c_str(), model->format.c_str());

@@ -8,6 +8,7 @@
 #include "apps/tessera/progress.h"
 #include "core/gguf/synthetic_model.h"
 #include "core/gguf/vocabulary_writer.h"
+#include "core/io/file_lookup.h"
 #include "core/io/output_file.h"
 #include "core/model/model.h"
 
@@ -15,7 +16,10 @@ namespace tessera::cli {
 namespace {
 
 int make_vocabulary_only(const po::variables_map& values) {
-  const std::string from = values["vocab-from"].as<std::string>();
+  auto found =
+      find_file(values["vocab-from"].as<std::string>(), FileKind::kModel, ".", "vocabulary file");
+  if (!found.ok()) return report("make-model", found.status());
+  const std::string from = *found;
   const std::string out = values["out"].as<std::string>();
   auto vocab = load_vocabulary(from);
   if (!vocab.ok()) return report("make-model", vocab.status());
@@ -122,7 +126,10 @@ text is noise.)",
                                                  values["dtype"].as<std::string>() + "'"));
   spec.dtype = *dtype;
   spec.seed = values["seed"].as<uint64_t>();
-  spec.vocab_from = values["vocab-from"].as<std::string>();
+  auto vocab_from =
+      find_file(values["vocab-from"].as<std::string>(), FileKind::kModel, ".", "vocabulary file");
+  if (!vocab_from.ok()) return report("make-model", vocab_from.status());
+  spec.vocab_from = *vocab_from;
   const std::string out = values["out"].as<std::string>();
   // Checked before the weights are made (seconds to minutes at 1.1b).
   if (auto target = resolve_output_path(out, "GGUF file"); !target.ok())

@@ -6,6 +6,7 @@
 #include "apps/tessera/progress.h"
 #include "core/engine/engine.h"
 #include "core/engine/perplexity.h"
+#include "core/io/file_lookup.h"
 #include "core/io/text_file.h"
 
 namespace tessera::cli {
@@ -37,11 +38,14 @@ int run_perplexity(int argc, char** argv) {
   if (!parse_arguments(argc, argv, options, {},
                        "usage: tessera perplexity --config FILE --text FILE [--max-tokens N]",
                        R"(examples:
-  tessera perplexity --config configs/stories260k.toml --text ../shared/data/tinystories_train_head.txt --max-tokens 256
+  tessera perplexity --config configs/stories260k.toml --text tinystories_train_head.txt --max-tokens 256
   tessera perplexity --config configs/tok512-ar-1m.toml --text story.txt --set cache.max_tokens=1024
 
   tessera perplexity --config FILE --text wiki.test.raw --window 512 --chunks 8   # as llama-perplexity -c 512 --chunks 8
 
+The text is found as given (absolute, or relative to the current directory), then
+in TESSERA_MODEL_PATH, models/, ../shared/models/, data/ and ../shared/data/ next
+to the repository root.
 The text (a regular file of at most 64 MiB) is tokenized with BOS in front; token i is predicted from BOS and the
 tokens before it. The last line is `tokens=N nll=X ppl=Y` (nll in nats per
 token, ppl = exp(nll)). With --window, tokens counts the predictions scored.
@@ -53,7 +57,9 @@ token, ppl = exp(nll)). With --window, tokens counts the predictions scored.
   auto config = load_config(values["config"].as<std::string>(), overrides);
   if (!config.ok()) return report("perplexity", config.status());
 
-  const std::string text_path = values["text"].as<std::string>();
+  auto found = locate_data_file(values["text"].as<std::string>(), ".");
+  if (!found.ok()) return report("perplexity", found.status());
+  const std::string text_path = *found;
   auto text = read_text_file(text_path, "text file", kMaxTextFileBytes);
   if (!text.ok()) return report("perplexity", text.status());
 

@@ -9,6 +9,7 @@
 #include "apps/tessera/cli_common.h"
 #include "apps/tessera/progress.h"
 #include "core/gguf/gguf_quantize.h"
+#include "core/io/file_lookup.h"
 #include "core/io/output_file.h"
 
 namespace tessera::cli {
@@ -43,9 +44,11 @@ Writes IN's weights in another type, in GGUF's own block layouts, so OUT loads
 in tessera and in llama.cpp. Norms stay f32; a matrix whose rows are not whole
 blocks of the type stays f16. q4_0 writes output.weight in q6_K, and q4_K_M
 puts output.weight and some layers' attn_v and ffn_down in q6_K, as
-llama.cpp's llama-quantize does. docs/performance.md has what each costs.)",
+llama.cpp's llama-quantize does. docs/performance.md has what each costs.
+IN is found as a config's model.path is (as given, then TESSERA_MODEL_PATH,
+models/, ../shared/models/); OUT is written exactly where it says.)",
                        R"(examples:
-  tessera quantize ../shared/models/stories260K.gguf /tmp/stories260K-q8_0.gguf q8_0
+  tessera quantize stories260K.gguf /tmp/stories260K-q8_0.gguf q8_0
   tessera quantize model-f16.gguf model-q4km.gguf q4_K_M
 )",
                        values, exit_code))
@@ -53,7 +56,10 @@ llama.cpp's llama-quantize does. docs/performance.md has what each costs.)",
 
   auto target = find_quantize_target(values["type"].as<std::string>());
   if (!target.ok()) return report("quantize", target.status());
-  const std::string in = values["input"].as<std::string>();
+  // IN is found as a config's model.path is; OUT is written where it says.
+  auto found = locate_model_file(values["input"].as<std::string>(), ".");
+  if (!found.ok()) return report("quantize", found.status());
+  const std::string in = *found;
   const std::string out = values["output"].as<std::string>();
   // Checked before the (long) conversion: OUT must be writable, and must not
   // be IN under another name (a link, a relative path).

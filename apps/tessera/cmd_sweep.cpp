@@ -250,6 +250,12 @@ A sweep file is a config plus:
   "cache.window" = [16, 64]             # any key: one value per point
   "cache.codec" = [{ plugin = "identity" }, { plugin = "int8" }]   # a section: settings per point
 
+A file the sweep file names (model.path, text, decode.projection_file, in the
+base config or an axis) is looked for first beside the sweep file, then in
+TESSERA_MODEL_PATH, models/ and ../shared/models/ (a text also in data/ and
+../shared/data/) next to the repository root; one a --set names, first in the
+current directory.
+
 Every combination of the axes is one point (the last axis varies fastest); a
 point where a key does not apply (cache.window with the static store) is
 skipped and said so. Where an axis picks a plugin ("decode.proposer" =

