@@ -89,9 +89,9 @@ DeviceInfo CpuBackend::device_info() const {
   info.threads = threads;
   info.name = "cpu (" + std::to_string(threads) + (threads == 1 ? " thread)" : " threads)");
   info.description =
-      "reference CPU backend: f32/f16 weights, f32 accumulation in a fixed order "
-      "(bitwise identical for any thread count or batch size), output columns split "
-      "over threads";
+      "reference CPU backend: f32, f16, bf16, q8_0, q4_0, q4_K and q6_K weights, each "
+      "output summed in one fixed order (bitwise identical for any thread count or "
+      "batch size), output columns split over threads";
   return info;
 }
 

@@ -4,5 +4,6 @@
 #include "core/plugin/sdk.h"
 
 TESSERA_PLUGIN(backend, "cpu", "0.1.0",
-               "reference CPU backend (f32/f16 weights, threads via [backend] threads)",
+               "reference CPU backend (f32, f16, bf16, q8_0, q4_0, q4_K and q6_K weights; "
+               "threads via [backend] threads)",
                tessera::sdk::kNoOptions, tessera::CpuBackend)

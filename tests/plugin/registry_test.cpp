@@ -9,6 +9,7 @@
 
 #include "core/plugin/builtin_plugins.h"
 #include "core/plugin/sdk.h"
+#include "core/tensor/dtype.h"
 
 namespace tessera {
 namespace {
@@ -48,6 +49,17 @@ TEST(Registry, UnknownNameSuggestsTheClosestAndListsWhereItLooked) {
               HasSubstr("no compressor plugin 'identiy'; did you mean 'identity'? available: "));
   EXPECT_THAT(found.status().message(), Not(HasSubstr("?;")));
   EXPECT_THAT(found.status().message(), HasSubstr("searched: " TESSERA_BUILD_PLUGIN_DIR));
+}
+
+// `tessera plugins` shows the descriptor's line: the cpu backend's names
+// every weight type the backend takes.
+TEST(Registry, CpuBackendDescriptionNamesEveryWeightType) {
+  const auto registry = scanned_registry();
+  auto cpu = registry.find("backend", "cpu");
+  ASSERT_TRUE(cpu.ok()) << cpu.status().message();
+  const std::string description = (*cpu)->descriptor->description;
+  for (const DType dtype : kAllDTypes)
+    EXPECT_THAT(description, HasSubstr(std::string(dtype_name(dtype)))) << description;
 }
 
 TEST(Registry, RefusesAPluginBuiltForAnotherAbi) {
