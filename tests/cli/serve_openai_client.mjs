@@ -41,6 +41,20 @@ for await (const chunk of stream) {
 assert.equal(streamed, whole, "the streamed reply equals the whole one");
 console.log(`chat stream: ${chunks} chunks, same text`);
 
+const scored = await client.chat.completions.create({
+  model: "stories260K.gguf", max_tokens: 8, temperature: 0, logprobs: true, top_logprobs: 3,
+  frequency_penalty: 0.5, messages: [{ role: "user", content: "A dog" }],
+});
+const content = scored.choices[0].logprobs.content;
+assert.equal(content.length, scored.usage.completion_tokens, "one logprob per token");
+for (const entry of content) {
+  assert.equal(entry.top_logprobs.length, 3);
+  assert.equal(entry.top_logprobs[0].token, entry.token, "greedy: the most likely token");
+  assert.ok(entry.logprob <= 0);
+}
+assert.equal(content.map((e) => e.token).join(""), scored.choices[0].message.content);
+console.log(`logprobs: ${content.length} tokens, each with 3 alternatives`);
+
 await assert.rejects(
   client.completions.create({ model: "x", prompt: "Once", max_tokens: -1 }),
   (error) => error.status === 400 && /max_tokens/.test(error.message),

@@ -195,6 +195,26 @@ TEST(Logprobs, BlockDiffusionScoresEveryRevealedToken) {
       EXPECT_NE(r.top_tokens[static_cast<std::size_t>(j)], mask);
 }
 
+// The restored verifier re-creates what the window dropped: its records are
+// those of a store that kept everything.
+TEST(Logprobs, TheRestoredVerifierReportsTheFullCachesRecords) {
+  const std::string window =
+      "[cache]\nplugin = \"sink_window\"\nsink = 4\nwindow = 24\ncodec_stage = "
+      "\"post_rope\"\npositions = \"keep\"\n";
+  auto full = make_engine("stories260K.gguf", "[cache]\nplugin = \"static\"\n");
+  auto restoring = make_engine("stories260K.gguf",
+                               window + "[decode]\nverifier = \"restored\"\nrestore_chunk = 16\n");
+  ASSERT_NE(full, nullptr);
+  ASSERT_NE(restoring, nullptr);
+  const std::vector<int32_t> prompt = encoded(*full, "Once upon a time");
+  const Scored want = scored_turn(*full, prompt, 2, 40);  // well past the window
+  const Scored got = scored_turn(*restoring, prompt, 2, 40);
+  expect_greedy_records(got, 2);
+  ASSERT_EQ(got.tokens, want.tokens);
+  for (std::size_t i = 0; i < got.records.size(); ++i)
+    EXPECT_NEAR(got.records[i].logprob, want.records[i].logprob, 1e-3) << "position " << i;
+}
+
 TEST(Logprobs, MoreThanTwentyAlternativesAreRefused) {
   auto engine = make_engine(kTarget);
   ASSERT_NE(engine, nullptr);
