@@ -43,7 +43,7 @@ console.log(`chat stream: ${chunks} chunks, same text`);
 
 const scored = await client.chat.completions.create({
   model: "stories260K.gguf", max_tokens: 8, temperature: 0, logprobs: true, top_logprobs: 3,
-  frequency_penalty: 0.5, messages: [{ role: "user", content: "A dog" }],
+  messages: [{ role: "user", content: "A dog" }],
 });
 const content = scored.choices[0].logprobs.content;
 assert.equal(content.length, scored.usage.completion_tokens, "one logprob per token");
@@ -54,6 +54,12 @@ for (const entry of content) {
 }
 assert.equal(content.map((e) => e.token).join(""), scored.choices[0].message.content);
 console.log(`logprobs: ${content.length} tokens, each with 3 alternatives`);
+const penalised = await client.chat.completions.create({
+  model: "stories260K.gguf", max_tokens: 8, temperature: 0, frequency_penalty: 2,
+  presence_penalty: 1, messages: [{ role: "user", content: "A dog" }],
+});
+assert.notEqual(penalised.choices[0].message.content, scored.choices[0].message.content);
+console.log("penalties: taken, the greedy answer changes");
 
 await assert.rejects(
   client.completions.create({ model: "x", prompt: "Once", max_tokens: -1 }),
