@@ -5,6 +5,8 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "core/config/config.h"
 
@@ -40,6 +42,49 @@ TEST(ConfigDocs, DocSaysHowPluginOptionsAreListed) {
   EXPECT_THAT(doc, HasSubstr("tessera plugins"));
   EXPECT_THAT(doc, HasSubstr("TESSERA_MODEL_PATH"));
   EXPECT_THAT(doc, HasSubstr("--set"));
+}
+
+// The messages docs/config.md quotes are the ones the code writes, and its
+// list of sections is the schema's.
+TEST(ConfigDocs, QuotedMessagesAreTheOnesTheCodeWrites) {
+  const std::string doc = read(TESSERA_SOURCE_DIR "/docs/config.md");
+  std::vector<std::string> messages;
+  // An unknown key of [cache] under the static store, which has no options.
+  auto unknown =
+      Config::parse("[model]\npath = \"m.gguf\"\n\n[cache]\nplugin = \"static\"\n\nmax_tokns = 5\n",
+                    "configs/x.toml");
+  ASSERT_TRUE(unknown.ok());
+  ASSERT_TRUE(unknown->validate_core().ok());
+  const PluginSchema static_store{"cache plugin 'static'", {}};
+  auto options = unknown->plugin_options("cache", std::span(&static_store, 1));
+  ASSERT_FALSE(options.ok());
+  messages.push_back(options.status().message());
+  auto type = Config::parse("[model]\npath = \"m.gguf\"\n\n[sampling]\ntop_k = \"abc\"\n",
+                            "configs/x.toml");
+  ASSERT_TRUE(type.ok());
+  messages.push_back(type->validate_core().message());
+  auto range =
+      Config::parse("[model]\npath = \"m.gguf\"\n[cache]\nmax_tokens = 0\n", "configs/x.toml");
+  ASSERT_TRUE(range.ok());
+  messages.push_back(range->validate_core().message());
+  auto open = Config::parse("[model]\npath = \"stories260K.gguf\n", "configs/x.toml");
+  ASSERT_FALSE(open.ok());
+  messages.push_back(open.status().message());
+  for (const std::string& message : messages)
+    EXPECT_THAT(doc, HasSubstr("\n" + message + "\n")) << "docs/config.md should quote:\n"
+                                                       << message;
+
+  auto file = Config::parse("[model]\npath = \"m.gguf\"\n", "c.toml");
+  ASSERT_TRUE(file.ok());
+  const Status set = file->apply_override("sampling.top_k=abc");
+  EXPECT_THAT(doc, HasSubstr("(`" + set.message() + "`)")) << set.message();
+
+  const auto sections = doc.find("The sections are ");
+  ASSERT_NE(sections, std::string::npos);
+  const std::string sentence =
+      doc.substr(sections, doc.find('.', doc.find("[plugins]", sections)) - sections);
+  for (const auto section : config_sections())
+    EXPECT_THAT(sentence, HasSubstr("`[" + std::string(section) + "]`"));
 }
 
 TEST(ConfigSchema, ReferenceTableHasOneRowPerKey) {
