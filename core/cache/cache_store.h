@@ -57,7 +57,7 @@ struct CachePolicy {
   WindowRule rule;      // which stored (and in-batch) keys a query sees
   bool evicts = false;  // drops entries on append: a sequence may run past its capacity
   // The most entries the store keeps per sequence, whatever the capacity
-  // asked (sink + window - 1 for sink_window); 0 = the capacity.
+  // asked (sink + window + slack for sink_window); 0 = the capacity.
   int64_t max_entries = 0;
   // Keeps a branch id per entry (BIM, kv_view.h). A store without it refuses
   // an append of nonzero branches (ABI 3.0).

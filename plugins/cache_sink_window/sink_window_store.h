@@ -70,7 +70,7 @@ class SinkWindowCacheStore final : public CacheStore {
  private:
   struct Sequence {
     SlotArena arena;
-    std::unique_ptr<float[]> scratch;   // [2, kv_heads, sink + window, head_dim] or null
+    std::unique_ptr<float[]> scratch;   // [2, kv_heads, sink + window + slack, head_dim] or null
     std::vector<int64_t> logical;       // per slot: the logical index it was appended at
     std::vector<int32_t> ordered;       // positions in stored order (sinks, then the ring)
     std::array<KVSegment, 3> segments;  // what the last view() returned
