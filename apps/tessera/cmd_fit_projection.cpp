@@ -56,8 +56,8 @@ int run_fit_projection(int argc, char** argv) {
       "fit on the first N tokens of the text (at most the model's context)")(
       "set,s", po::value<std::vector<std::string>>()->composing(),
       "override a config key (repeatable)");
-  po::variables_map values;
   add_threads_option(options);
+  po::variables_map values;
   int exit_code = 0;
   if (!parse_arguments(argc, argv, options, {},
                        "usage: tessera fit-projection --config FILE --text FILE --out FILE",

@@ -32,8 +32,8 @@ int run_perplexity(int argc, char** argv) {
       "with --window: that many windows at most (llama-perplexity "
       "--chunks)")("set,s", po::value<std::vector<std::string>>()->composing(),
                    "override a config key (repeatable)");
-  po::variables_map values;
   add_threads_option(options);
+  po::variables_map values;
   int exit_code = 0;
   if (!parse_arguments(argc, argv, options, {},
                        "usage: tessera perplexity --config FILE --text FILE [--max-tokens N]",

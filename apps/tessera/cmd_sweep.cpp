@@ -232,8 +232,8 @@ int run_sweep(int argc, char** argv) {
       "(sweep.max_tokens=128) or an axis's values (sweep.axes.cache.window=64,128) "
       "(repeatable)");
   add_threads_option(options);
-  int exit_code = 0;
   po::variables_map values;
+  int exit_code = 0;
   if (!parse_arguments(argc, argv, options, {},
                        "usage: tessera sweep --config SWEEP.toml [--out DIR]",
                        R"(examples:
@@ -283,14 +283,14 @@ identical = 1 when the tokens equal the baseline's). Writes DIR/results.csv
   const std::string path = values["config"].as<std::string>();
   auto file = Config::load_file(path);
   if (!file.ok()) return report("sweep", file.status());
-  for (const auto& assignment : set_overrides(values)) {
+  for (const auto& assignment : config_overrides(values)) {
     // sweep.* keys are the sweep's own; the rest go to the base config below.
     if (assignment.rfind("sweep.", 0) == 0) continue;
     if (Status st = file->apply_override(assignment); !st.ok()) return report("sweep", st);
   }
   auto spec = sweep::read_sweep_spec(*file);
   if (!spec.ok()) return report("sweep", spec.status());
-  for (const auto& assignment : config_overrides(values)) {
+  for (const auto& assignment : set_overrides(values)) {
     if (assignment.rfind("sweep.", 0) != 0) continue;
     if (Status st = sweep::apply_sweep_override(*spec, assignment); !st.ok())
       return report("sweep", st);
