@@ -21,32 +21,68 @@ std::string repeated(std::string_view piece, int times) {
   return out;
 }
 
-Result<std::string> parse_and_render(std::string_view source, std::string_view context_json) {
+Result<std::string> parse_and_render(std::string_view source, std::string_view context_json,
+                                     const RenderLimits& limits) {
   ASSIGN_OR_RETURN(ChatTemplate tmpl, ChatTemplate::parse(source, "test.jinja"));
+  tmpl.set_limits(limits);
   ASSIGN_OR_RETURN(Value context, value_from_json(context_json));
   return tmpl.render(context);
 }
 
 // Parses and renders on a thread with a 1 MB stack, less than a server's
 // worker threads get: the limits must hold there, sanitizers included.
-Result<std::string> render(std::string_view source, std::string_view context_json = "{}") {
+Result<std::string> render(std::string_view source, std::string_view context_json = "{}",
+                           const RenderLimits& limits = {}) {
   struct Job {
     std::string_view source, context_json;
+    RenderLimits limits;
     Result<std::string> result = internal_error("not run");
-  } job{source, context_json};
+  } job{source, context_json, limits};
   pthread_attr_t attributes;
   pthread_attr_init(&attributes);
   pthread_attr_setstacksize(&attributes, 1 << 20);
   pthread_t thread;
   const auto run = [](void* arg) -> void* {
     auto* j = static_cast<Job*>(arg);
-    j->result = parse_and_render(j->source, j->context_json);
+    j->result = parse_and_render(j->source, j->context_json, j->limits);
     return nullptr;
   };
   TESSERA_CHECK(pthread_create(&thread, &attributes, run, &job) == 0, "pthread_create");
   pthread_join(thread, nullptr);
   pthread_attr_destroy(&attributes);
   return std::move(job.result);
+}
+
+// How long a render that ends at a limit may take: loose, as a hang is 2^60
+// steps. The whole step budget is about 0.5 s in release and up to 25 s in
+// the ASan debug build, so the renders that must run out of it get a tenth
+// of it there (RenderLimits::max_steps): the same work per step is charged,
+// and an uncharged copy would still run for hours.
+#if defined(NDEBUG) && !defined(__SANITIZE_ADDRESS__)
+constexpr double kTimeCapSeconds = 10;
+constexpr uint64_t kLimitTestSteps = RenderLimits{}.max_steps;
+#else
+constexpr double kTimeCapSeconds = 150;
+constexpr uint64_t kLimitTestSteps = RenderLimits{}.max_steps / 10;
+#endif
+
+// How deep the values that must be torn down and compared without recursion
+// go: a third as deep in the debug and sanitizer builds, still tens of
+// thousands of levels, far past what recursion on a 1 MB stack survives.
+#if defined(NDEBUG) && !defined(__SANITIZE_ADDRESS__)
+constexpr int kDeep = 300000;
+#else
+constexpr int kDeep = 100000;
+#endif
+// kDeep * part (300,000, 200,000, 100,000 levels in release).
+std::string deep(double part = 1) {
+  return std::to_string(static_cast<int>(kDeep * part));
+}
+
+RenderLimits limit_test_limits() {
+  RenderLimits limits;
+  limits.max_steps = kLimitTestSteps;
+  return limits;
 }
 
 // The output, or the error as text (so a failing EXPECT shows it).
@@ -113,27 +149,32 @@ TEST(ChatHostile, ValuesNestedAtRenderTimeAreDestroyedAndPrintedSafely) {
   // Jinja scopes it): the step budget ends the loop, and the value is torn
   // down iteratively (recursion would overflow the stack).
   expect_refused(render("{% set x = [] %}{% for i in range(1000000) %}{% set x = [x] %}"
-                        "{% endfor %}\n{{ x|length }}"),
+                        "{% endfor %}\n{{ x|length }}",
+                        "{}", limit_test_limits()),
                  StatusCode::kResourceExhausted, "steps", "test.jinja:1:");
   // 300,000 deep renders: within the budget, which also pays for each item
   // of the range and of the loop's copy of it.
-  EXPECT_EQ(text("{% set x = [] %}{% for i in range(300000) %}{% set x = [x] %}"
+  EXPECT_EQ(text("{% set x = [] %}{% for i in range(" + deep() + ") %}{% set x = [x] %}" +
                  "{% if loop.last %}{{ x|length }}{% endif %}{% endfor %}{{ x|length }}"),
             "10");
-  expect_refused(render("{% set x = {} %}{% for i in range(200000) %}{% set x = {'a': x} %}\n"
+  expect_refused(render("{% set x = {} %}{% for i in range(" + deep(2.0 / 3) + ") %}" +
+                        "{% set x = {'a': x} %}\n"
                         "{% if loop.last %}{{ x|length }}{{ x|tojson }}{% endif %}{% endfor %}"),
                  StatusCode::kInvalidArgument, "tojson: value nested deeper than", "test.jinja:2:");
   // Lists chained through append, each append seeing a shallow value: nothing
   // checks depth there, so tearing down and comparing must not recurse.
   const auto chained = render(
-      "{% set root = [] %}{% set ns = namespace(cur=root) %}{% for i in range(200000) %}"
+      "{% set root = [] %}{% set ns = namespace(cur=root) %}{% for i in range(" + deep(2.0 / 3) +
+      ") %}"
       "{% set n = [] %}{% if ns.cur.append(n) %}{% endif %}{% set ns.cur = n %}{% endfor %}"
       "{{ root == root }}{{ root }}");
   ASSERT_TRUE(chained.ok()) << chained.status().to_string();
   EXPECT_EQ(chained->substr(0, 8), "True[[[[");
   const auto twins = render(
       "{% set a = [] %}{% set b = [] %}{% set ns = namespace(x=a, y=b) %}"
-      "{% for i in range(100000) %}{% set n = [] %}{% set m = [] %}"
+      "{% for i in range(" +
+      deep(1.0 / 3) +
+      ") %}{% set n = [] %}{% set m = [] %}"
       "{% if ns.x.append(n) or ns.y.append(m) %}{% endif %}{% set ns.x = n %}{% set ns.y = m %}"
       "{% endfor %}{{ a == b }} {{ a != b }} {{ a }}");
   ASSERT_TRUE(twins.ok()) << twins.status().to_string();
@@ -156,19 +197,10 @@ constexpr std::string_view kShared =
     "{% set ns = namespace(x=[]) %}{% for i in range(60) %}{% set ns.x = [ns.x, ns.x] %}"
     "{% endfor %}\n";
 
-// How long a render that ends at a limit may take: loose, as a hang is 2^60
-// steps. The whole step budget is about 0.5 s in release and up to 25 s in
-// the ASan debug build.
-#if defined(NDEBUG) && !defined(__SANITIZE_ADDRESS__)
-constexpr double kTimeCapSeconds = 10;
-#else
-constexpr double kTimeCapSeconds = 150;
-#endif
-
 // A render that must end at the output limit or the step budget, fast.
 void expect_ends_at_a_limit(std::string_view source, std::string_view where) {
   const auto start = std::chrono::steady_clock::now();
-  const auto result = render(source);
+  const auto result = render(source, "{}", limit_test_limits());
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_LT(seconds, kTimeCapSeconds);
@@ -176,7 +208,8 @@ void expect_ends_at_a_limit(std::string_view source, std::string_view where) {
   EXPECT_EQ(result.status().code(), StatusCode::kResourceExhausted) << result.status().to_string();
   const std::string& message = result.status().message();
   EXPECT_TRUE(message.find("passed 8388608 bytes") != std::string::npos ||
-              message.find("ran past 4000000 steps") != std::string::npos)
+              message.find("ran past " + std::to_string(kLimitTestSteps) + " steps") !=
+                  std::string::npos)
       << result.status().to_string();
   EXPECT_EQ(message.rfind(where, 0), 0u) << result.status().to_string();
 }
