@@ -1,5 +1,7 @@
 #include "apps/tessera/sweep/plot_legend.h"
 
+#include <algorithm>
+
 #include "apps/tessera/sweep/plot_style.h"
 
 namespace tessera::sweep {
@@ -28,23 +30,35 @@ std::string plplot_text(const std::string& text) {
   return out;
 }
 
-Legend::Legend(const std::vector<PlotSeries>& series) {
-  for (std::size_t i = 0; i < series.size(); ++i) {
-    const SeriesStyle style = series_style(i);
-    texts_.push_back(plplot_text(shortened(series[i].name, kMaxNameLength)));
-    symbols_.push_back(style.marker);
-    options_.push_back(PL_LEGEND_LINE | PL_LEGEND_SYMBOL);
+Legend::Legend(const LinePlot& plot) {
+  const std::vector<SeriesStyle> styles = plot_series_styles(plot);
+  const auto add = [&](const std::string& name, const SeriesStyle& style) {
+    texts_.push_back(plplot_text(shortened(name, kMaxNameLength)));
+    symbols_.push_back(style.marker ? style.marker : "");
+    options_.push_back(PL_LEGEND_LINE | (style.marker ? PL_LEGEND_SYMBOL : 0));
     text_colours_.push_back(kInkColour);
     colours_.push_back(style.colour);
     styles_.push_back(style.line_style);
     symbol_numbers_.push_back(1);
-    widths_.push_back(kSeriesLineWidth);
+    widths_.push_back(style.line_width);
     symbol_scales_.push_back(kMarkerScale);
     box_colours_.push_back(kPageColour);
     box_patterns_.push_back(0);
     box_scales_.push_back(1.0);
     box_widths_.push_back(1.0);
+  };
+  const auto references =
+      std::count_if(plot.series.begin(), plot.series.end(),
+                    [](const PlotSeries& series) { return series.reference_for.has_value(); });
+  const bool one_for_references = references >= 2 && !plot.references_legend.empty();
+  for (std::size_t i = 0; i < plot.series.size(); ++i)
+    if (!one_for_references || !plot.series[i].reference_for) add(plot.series[i].name, styles[i]);
+  if (one_for_references) {
+    SeriesStyle style = reference_line_style();
+    style.line_style = kReferenceSeriesLineStyle;
+    add(plot.references_legend, style);
   }
+  for (const ReferenceLine& line : plot.reference_lines) add(line.name, reference_line_style());
   for (const auto& text : texts_) text_ptrs_.push_back(text.c_str());
 }
 

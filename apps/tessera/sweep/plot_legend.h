@@ -1,5 +1,7 @@
 // A line plot's legend: one entry per series (its line sample, marker and
-// name), drawn by pllegend outside the plot area, right of it or below it.
+// name; the plot's references_legend instead of one entry per reference
+// series when it has several), then one per reference line, drawn by
+// pllegend outside the plot area, right of it or below it.
 #pragma once
 
 #include <plplot.h>
@@ -30,7 +32,7 @@ class Legend {
   // Names longer than kMaxNameLength characters end in "..." in the legend.
   static constexpr std::size_t kMaxNameLength = 48;
 
-  explicit Legend(const std::vector<PlotSeries>& series);
+  explicit Legend(const LinePlot& plot);
 
   std::size_t size() const { return texts_.size(); }
 

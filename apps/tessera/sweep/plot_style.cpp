@@ -18,4 +18,28 @@ SeriesStyle series_style(std::size_t index) {
           kLineStyles[index % kLineStyles.size()], kMarkers[index % kMarkers.size()]};
 }
 
+std::vector<SeriesStyle> plot_series_styles(const LinePlot& plot) {
+  constexpr std::size_t kHalf = kMarkers.size() / 2;  // filled, then open
+  std::vector<SeriesStyle> styles(plot.series.size());
+  std::vector<std::size_t> plain_index(plot.series.size(), 0);
+  std::size_t plain = 0;
+  for (std::size_t i = 0; i < plot.series.size(); ++i) {
+    if (plot.series[i].reference_for) continue;
+    plain_index[i] = plain;
+    styles[i] = series_style(plain++);
+  }
+  for (std::size_t i = 0; i < plot.series.size(); ++i) {
+    const auto& of = plot.series[i].reference_for;
+    if (!of || *of >= plot.series.size()) continue;
+    const std::size_t marker = plain_index[*of] % kMarkers.size();
+    styles[i] = {styles[*of].colour, kReferenceSeriesLineStyle,
+                 kMarkers[marker < kHalf ? marker + kHalf : marker - kHalf], kReferenceLineWidth};
+  }
+  return styles;
+}
+
+SeriesStyle reference_line_style() {
+  return {kInkColour, kReferenceLineStyle, nullptr, kReferenceLineWidth};
+}
+
 }  // namespace tessera::sweep
