@@ -64,7 +64,8 @@ case "$scenario" in
 \"cache.window\" = [8, 300]
 \"cache.codec\" = [{ plugin = \"identity\" }, { plugin = \"int8\" }]"
     run_grid 4 point cache.plugin cache.window cache.codec status bits_per_vector nll ppl kl top1 \
-      k_rel_mse v_rel_mse recall recall_control recall_gain kv_bytes_live kv_bytes_per_token \
+      k_rel_mse v_rel_mse recall recall_std recall_control recall_control_std recall_gain \
+      recall_gain_std kv_bytes_live kv_bytes_per_token \
       prefill_tokens_per_s decode_tokens_per_s
     [ "$(column "$csv" cache.window | tr '\n' ' ')" = "8 8 300 300 " ] || fail "grid order"
     [ "$(column "$csv" cache.codec | tr '\n' ' ')" = "identity int8 identity int8 " ] ||
@@ -85,6 +86,10 @@ case "$scenario" in
       grep -q "$png" "$work/stdout" || fail "$png is not listed on stdout"
     done
     [ ! -e "$work/out/k_rel_mse_layer0.png" ] || fail "per-layer metrics get no plot"
+    [ ! -e "$work/out/recall_std.png" ] || fail "a spread is drawn as error bars, not a plot"
+    # Two trials: a spread (the sample standard deviation) that is a number >= 0.
+    column "$csv" recall_std | awk '!($1 >= 0) { bad = 1 } END { exit bad }' ||
+      fail "recall_std is not a standard deviation"
     ;;
   speculative)
     # Every proposer on tok512-ar-1m with stories260K as the draft model (dlm

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "apps/tessera/sweep/median.h"
@@ -233,7 +234,12 @@ Status measure_recall(Engine& engine, std::span<const int32_t> text, const Sweep
     return static_cast<double>(hits) / static_cast<double>(length);
   };
   const std::size_t starts = text.size() - need - 1;
-  double recall = 0, control = 0;
+  std::vector<double> recalls, controls, gains;  // per trial
+  const auto add_trial = [&](double with_copy, double without) {
+    recalls.push_back(with_copy);
+    controls.push_back(without);
+    gains.push_back(with_copy - without);
+  };
   for (int64_t trial = 0; trial < settings.recall_trials; ++trial) {
     const std::size_t start =
         1 +
@@ -243,21 +249,30 @@ Status measure_recall(Engine& engine, std::span<const int32_t> text, const Sweep
       const auto between = text.subspan(start, filler);
       ASSIGN_OR_RETURN(const double with_copy, copy_score(passage, between, passage));
       ASSIGN_OR_RETURN(const double without, copy_score(other, between, passage));
-      recall += with_copy;
-      control += without;
+      add_trial(with_copy, without);
     } else {
       const auto passage = text.subspan(start, length);
       const auto between = text.subspan(start + length, filler);
       const auto other = text.subspan(start + length + filler, length);
       ASSIGN_OR_RETURN(const double with_copy, copy_score(passage, between, passage));
       ASSIGN_OR_RETURN(const double without, copy_score(other, between, passage));
-      recall += with_copy;
-      control += without;
+      add_trial(with_copy, without);
     }
   }
-  out.emplace_back("recall", recall / static_cast<double>(settings.recall_trials));
-  out.emplace_back("recall_control", control / static_cast<double>(settings.recall_trials));
-  out.emplace_back("recall_gain", (recall - control) / static_cast<double>(settings.recall_trials));
+  // Each mean, then its spread over the trials: the sample standard
+  // deviation (NaN for a single trial).
+  for (const auto& [name, values] :
+       {std::pair{"recall", &recalls}, std::pair{"recall_control", &controls},
+        std::pair{"recall_gain", &gains}}) {
+    const auto n = static_cast<double>(values->size());
+    const double mean = std::accumulate(values->begin(), values->end(), 0.0) / n;
+    double squares = 0;
+    for (const double v : *values) squares += (v - mean) * (v - mean);
+    out.emplace_back(name, mean);
+    out.emplace_back(std::string(name) + "_std", values->size() > 1
+                                                     ? std::sqrt(squares / (n - 1))
+                                                     : std::numeric_limits<double>::quiet_NaN());
+  }
   return ok_status();
 }
 

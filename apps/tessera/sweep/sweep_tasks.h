@@ -45,7 +45,9 @@ Status measure_fidelity(Engine& engine, Engine& reference, std::span<const int32
 // `recall_control` the same with another passage (other random tokens) in
 // place of the first copy: what the model predicts without recalling it;
 // `recall_gain` their difference. All are means over recall_trials draws from
-// `seed`.
+// `seed`, each followed by its spread over the draws, the sample standard
+// deviation (recall_std, recall_control_std, recall_gain_std; NaN for one
+// draw).
 Status measure_recall(Engine& engine, std::span<const int32_t> text, const SweepSettings& settings,
                       Metrics& out, const RestorationSettings* restored = nullptr);
 
