@@ -12,6 +12,7 @@
 #include "apps/tessera/sweep/csv_table.h"
 #include "apps/tessera/sweep/line_plot.h"
 #include "apps/tessera/sweep/plugin_options.h"
+#include "apps/tessera/sweep/sweep_plots.h"
 #include "apps/tessera/sweep/sweep_spec.h"
 #include "apps/tessera/sweep/sweep_tasks.h"
 #include "core/config/config_schema.h"
@@ -141,78 +142,15 @@ Status run_point(const sweep::SweepSpec& spec, const std::vector<std::size_t>& c
   return ok_status();
 }
 
-// The metrics worth a plot: every column but the per-layer ones.
-bool plotted(const std::string& metric) {
-  return metric.find("_layer") == std::string::npos;
-}
-
-// Values all positive and spanning `ratio` or more read best on a log axis:
-// a decade for x (grid axes are often doubled), two for the metrics.
-bool wide_positive_range(const std::vector<sweep::PlotSeries>& series,
-                         std::vector<double> sweep::PlotSeries::*values, double ratio) {
-  double low = INFINITY, high = 0;
-  for (const sweep::PlotSeries& s : series)
-    for (const double v : s.*values) {
-      if (!std::isfinite(v)) continue;
-      if (v <= 0) return false;
-      low = std::min(low, v);
-      high = std::max(high, v);
-    }
-  return high > 0 && high >= ratio * low;
-}
-
-// One PNG per metric: x = the last numeric axis (or the last axis, as its value
-// number), one line per combination of the other axes.
+// One PNG per metric (sweep_plots.h says what each shows).
 Status write_plots(const sweep::SweepSpec& spec, const std::vector<Row>& rows,
                    const std::vector<std::string>& metrics, const std::filesystem::path& out,
                    std::vector<std::string>& written) {
-  if (spec.axes.empty()) return ok_status();
-  std::size_t x_axis = spec.axes.size() - 1;
-  for (std::size_t a = spec.axes.size(); a-- > 0;)
-    if (spec.axes[a].numeric()) {
-      x_axis = a;
-      break;
-    }
-  const sweep::Axis& xa = spec.axes[x_axis];
-  std::string x_label = xa.key;
-  if (!xa.numeric()) {
-    x_label += " (";
-    for (std::size_t v = 0; v < xa.values.size(); ++v)
-      x_label += (v ? ", " : "") + std::to_string(v + 1) + ": " + xa.values[v].label;
-    x_label += ")";
-  }
-  for (const std::string& metric : metrics) {
-    if (!plotted(metric)) continue;
-    std::vector<sweep::PlotSeries> series;  // in grid order
-    for (std::size_t r = 0; r < rows.size(); ++r) {
-      const Row& row = rows[r];
-      const auto found = std::find_if(row.metrics.begin(), row.metrics.end(),
-                                      [&](const auto& m) { return m.first == metric; });
-      if (found == row.metrics.end()) continue;
-      const std::vector<std::size_t> choice = spec.choice(static_cast<int64_t>(r));
-      std::string name;
-      for (std::size_t a = 0; a < spec.axes.size(); ++a)
-        if (a != x_axis) name += (name.empty() ? "" : ", ") + spec.axes[a].values[choice[a]].label;
-      const std::string series_name = name.empty() ? metric : name;
-      auto at = std::find_if(series.begin(), series.end(),
-                             [&](const sweep::PlotSeries& s) { return s.name == series_name; });
-      if (at == series.end()) at = series.insert(series.end(), {series_name, {}, {}});
-      sweep::PlotSeries& s = *at;
-      const sweep::AxisValue& xv = xa.values[choice[x_axis]];
-      s.xs.push_back(xv.number ? *xv.number : static_cast<double>(choice[x_axis] + 1));
-      s.ys.push_back(found->second);
-    }
-    if (series.empty()) continue;
-    sweep::LinePlot plot;
-    plot.title = metric;
-    plot.x_label = x_label;
-    plot.y_label = metric;
-    plot.series = std::move(series);
-    plot.log_x = wide_positive_range(plot.series, &sweep::PlotSeries::xs, 10);
-    plot.log_y = wide_positive_range(plot.series, &sweep::PlotSeries::ys, 100);
-    const std::string path = (out / (metric + ".png")).string();
-    const Status st = sweep::write_line_plot(plot, path);
-    if (!st.ok()) return st;
+  std::vector<Metrics> row_metrics;
+  for (const Row& row : rows) row_metrics.push_back(row.metrics);
+  for (const sweep::SweepPlot& plot : sweep::sweep_plots(spec, row_metrics, metrics)) {
+    const std::string path = (out / (plot.metric + ".png")).string();
+    RETURN_IF_ERROR(sweep::write_line_plot(plot.plot, path));
     written.push_back(path);
   }
   return ok_status();
@@ -237,9 +175,9 @@ int run_sweep(int argc, char** argv) {
   if (!parse_arguments(argc, argv, options, {},
                        "usage: tessera sweep --config SWEEP.toml [--out DIR]",
                        R"(examples:
-  tessera sweep --config sweeps/codec-window.toml --out results/codec-window
-  tessera sweep --config sweeps/codec-window.toml --set sweep.max_tokens=128
-  tessera sweep --config sweeps/speculative.toml --out results/speculative
+  tessera sweep --config sweeps/codec-window.toml --out /tmp/codec-window
+  tessera sweep --config sweeps/codec-window.toml --set sweep.max_tokens=128 --out /tmp/codec-window-128
+  tessera sweep --config sweeps/speculative.toml --out /tmp/speculative
 
 A sweep file is a config plus:
   [sweep]
@@ -266,7 +204,8 @@ uncompressed cache, and K/V relative MSE per layer); recall (recall_length
 tokens to remember, recall_source = "text" a passage of the text or "random"
 random tokens; recall_filler tokens of text; the same tokens again: the
 fraction of the second copy predicted, and as the control the same with other
-tokens in place of the first copy; means over recall_trials draws); memory
+tokens in place of the first copy; means over recall_trials draws, each
+with its standard deviation over them, recall_std ...); memory
 (KV bytes live, per token, most live and reserved); speed (prefill and decode
 tokens/s, reported, never judged); speculative (speed_tokens greedy tokens
 after the text's first 64, with the point's proposer and with
@@ -275,7 +214,9 @@ alone timed (medians): acceptance
 per drafted token, accepted_per_step, tokens_per_step and
 draft_forwards_per_step per verification step, speedup over the baseline, and
 identical = 1 when the tokens equal the baseline's). Writes DIR/results.csv
-(one row per point) and DIR/<metric>.png (one line per configuration).
+(one row per point) and DIR/<metric>.png (one line per configuration; the
+metric's label and unit, error bars of one standard deviation where it is a
+mean over trials, recall's control beside it; docs/kv-cache.md).
 )",
                        values, exit_code))
     return exit_code;
