@@ -151,7 +151,7 @@ int run_bench(int argc, char** argv) {
                        "[--history 2000]",
                        std::string(R"(examples:
   tessera bench --config configs/stories260k.toml --threads 1,2
-  tessera bench --config configs/stories260k.toml --model 110m-q8_0.gguf -p 128 -n 64 -r 5 --csv
+  tessera bench --config configs/stories260k.toml --model /tmp/110m-q8_0.gguf -p 128 -n 64 -r 5 --csv
 
 pp<N>: one forward over an N-token prompt; tg<N>: N tokens generated one at a
 time from an empty cache (llama-bench's tests). Tokens per second, the median

@@ -279,7 +279,7 @@ llama-server, whose slot reuses its prompt cache. When a server fails, its
 log stays in /tmp/tessera-bench-serve-*.
 
   tessera bench --serve --config configs/serve-stories260k.toml --sessions 1,4 -n 32
-  tessera bench --serve --config configs/serve-stories260k.toml --model qwen3-0.6b-q8_0.gguf \
+  tessera bench --serve --config configs/serve-stories260k.toml --model /tmp/qwen3-0.6b-q8_0.gguf \
       --threads 2 --sessions 1,4,16,64 -n 64 -r 2 --llama-server ../peers/llama.cpp/build/bin/llama-server
 )";
 

@@ -27,7 +27,7 @@ const char* const kSpecBenchHelp = R"(
   tessera bench --spec --config configs/tok512-ar-1m-spec.toml
   tessera bench --spec --config configs/tok512-ar-1m.toml --set decode.draft_model=stories260K.gguf --proposers ar_draft,tree --csv
   tessera bench --spec --config configs/tok512-ar-1m-dlm.toml --proposers dlm,tree
-  tessera bench --spec --config configs/stories260k.toml --model 110m.gguf --proposers self_draft -n 64 -r 3
+  tessera bench --spec --config configs/stories260k.toml --model /tmp/110m.gguf --proposers self_draft -n 64 -r 3
 
 Each case continues a prompt with greedy (or the config's) decoding and
 times decoding alone: the first step (prefill, a draft model catching up with

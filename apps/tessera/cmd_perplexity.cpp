@@ -39,9 +39,11 @@ int run_perplexity(int argc, char** argv) {
                        "usage: tessera perplexity --config FILE --text FILE [--max-tokens N]",
                        R"(examples:
   tessera perplexity --config configs/stories260k.toml --text tinystories_train_head.txt --max-tokens 256
-  tessera perplexity --config configs/tok512-ar-1m.toml --text story.txt --set cache.max_tokens=1024
+  tessera perplexity --config configs/tok512-ar-1m.toml --text tinyshakespeare.txt --set cache.max_tokens=1024
 
   tessera perplexity --config FILE --text wiki.test.raw --window 512 --chunks 8   # as llama-perplexity -c 512 --chunks 8
+The last needs a config of your own model (FILE) and wikitext-2's test file
+(wiki.test.raw), downloaded.
 
 The text is found as given (absolute, or relative to the current directory), then
 in TESSERA_MODEL_PATH, models/, ../shared/models/, data/ and ../shared/data/ next

