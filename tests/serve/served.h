@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <memory>
 #include <string>
 #include <thread>
@@ -38,6 +39,10 @@ class Served {
                   const char* config = testing_configs::kConfig)
       : Served(ServedOptions{std::move(keys), std::move(sampling), config, {}, {}}) {}
   explicit Served(ServedOptions options) {
+    // cpp-httplib 0.11 sends without MSG_NOSIGNAL: a client still sending a
+    // body the server refused early (413, lingering close) would die of
+    // SIGPIPE instead of seeing EPIPE, as tessera itself ignores it (main.cpp).
+    std::signal(SIGPIPE, SIG_IGN);
     engine_ = testing::make_engine("stories260K.gguf", options.config + options.sampling);
     if (engine_ == nullptr) return;
     runtime_ = std::make_unique<SessionRuntime>(*engine_, options.limits);
