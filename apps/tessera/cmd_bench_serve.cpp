@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <system_error>
 
 #include "apps/tessera/bench_report.h"
 #include "apps/tessera/serve_bench/history_ttft.h"
@@ -95,8 +96,14 @@ Result<ServeBenchSpec> spec_of(const po::variables_map& values) {
     ASSIGN_OR_RETURN(s.text, locate_data_file(values["text"].as<std::string>(), "."));
   }
   s.csv = values.count("csv") > 0;
-  char pattern[] = "/tmp/tessera-bench-serve-XXXXXX";
-  if (::mkdtemp(pattern) == nullptr) return internal_error("cannot make a directory in /tmp");
+  // The temporary directory the user chose (TMPDIR), else /tmp.
+  std::error_code error;
+  const std::filesystem::path temp = std::filesystem::temp_directory_path(error);
+  std::string pattern =
+      ((error ? std::filesystem::path("/tmp") : temp) / "tessera-bench-serve-XXXXXX").string();
+  if (::mkdtemp(pattern.data()) == nullptr)
+    return internal_error("cannot make a work directory " + pattern +
+                          "; set TMPDIR to a writable directory");
   s.work = pattern;
   return s;
 }
