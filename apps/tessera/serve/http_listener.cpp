@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -66,6 +67,11 @@ struct HttpListener::Connection {
   std::unique_ptr<BodyDecoder> body;
   bool watched = false;       // in the epoll set
   std::size_t discarded = 0;  // bytes thrown away while lingering
+  // Lingering reads no more than this: what the refused request still has
+  // on its way (a client sends its whole body before it reads the answer),
+  // between 4 and 64 MiB.
+  std::size_t linger_limit = 4 << 20;
+  uint64_t body_unread = 0;  // a Content-Length body's bytes not yet consumed
 };
 
 HttpListener::HttpListener(ListenerLimits limits, HeadCheck check, RequestHandler handler)
@@ -247,7 +253,7 @@ void HttpListener::on_readable(Connection& connection) {
         // Discarded; a client that keeps sending at full speed is cut off
         // rather than read for the whole lingering time.
         connection.discarded += static_cast<std::size_t>(n);
-        if (connection.discarded > (4 << 20)) return close_connection(connection.fd);
+        if (connection.discarded > connection.linger_limit) return close_connection(connection.fd);
         continue;
       }
       connection.in.append(buffer, static_cast<std::size_t>(n));
@@ -287,6 +293,7 @@ void HttpListener::advance(Connection& connection) {
         if (answer_early(connection, error_response(framing.error_status, framing.error))) continue;
         return;
       }
+      connection.body_unread = framing.kind == BodyFraming::Kind::kLength ? framing.length : 0;
       connection.request = std::move(request);
       if (auto early = check_(connection.request)) {
         // The body was not read: the connection cannot carry another request.
@@ -303,7 +310,9 @@ void HttpListener::advance(Connection& connection) {
     }
     if (connection.phase != Phase::kBody) return;
     BodyDecoder& body = *connection.body;
-    connection.in.erase(0, body.feed(connection.in));
+    const std::size_t fed = body.feed(connection.in);
+    connection.body_unread -= std::min<uint64_t>(fed, connection.body_unread);
+    connection.in.erase(0, fed);
     switch (body.state()) {
       case BodyDecoder::State::kNeedMore:
         return;
@@ -339,6 +348,11 @@ bool HttpListener::answer_early(Connection& connection, const HttpResponse& resp
   // reset that can destroy the response before the client reads it. Stop
   // sending, discard what still arrives for a moment, then close.
   ::shutdown(connection.fd, SHUT_WR);
+  const uint64_t on_its_way =
+      connection.body_unread - std::min<uint64_t>(connection.in.size(), connection.body_unread);
+  connection.linger_limit =
+      static_cast<std::size_t>(std::clamp<uint64_t>(on_its_way, 4 << 20, 64 << 20));
+  connection.body_unread = 0;
   connection.in.clear();
   connection.in.shrink_to_fit();
   connection.phase = Connection::Phase::kLingering;
