@@ -8,6 +8,20 @@
 #include "core/engine/engine.h"
 
 namespace tessera {
+namespace {
+
+// What a turn's options may ask for, checked before anything is made.
+Status check_generate_options(const GenerateOptions& options) {
+  if (options.max_tokens < 0)
+    return invalid_argument("max_tokens is " + std::to_string(options.max_tokens) +
+                            "; give 0 or more");
+  if (options.logprobs > TokenLogprob::kMaxTop)
+    return invalid_argument("logprobs asks for " + std::to_string(options.logprobs) +
+                            " alternatives; at most " + std::to_string(TokenLogprob::kMaxTop));
+  return ok_status();
+}
+
+}  // namespace
 
 SessionManager::SessionManager(Engine& engine, SessionLimits limits,
                                std::function<Clock::time_point()> clock)
@@ -208,9 +222,7 @@ Result<StartedSession> SessionManager::start_turn(
     const GenerateOptions& generate_options, ScoredTokenSink sink,
     std::function<void(const GenerateOutcome&)> done) {
   if (prompt.empty()) return invalid_argument("the prompt has no tokens");
-  if (generate_options.max_tokens < 0)
-    return invalid_argument("max_tokens is " + std::to_string(generate_options.max_tokens) +
-                            "; give 0 or more");
+  RETURN_IF_ERROR(check_generate_options(generate_options));
   RETURN_IF_ERROR(check_tokens(prompt, 0, engine_.max_tokens()));
   ASSIGN_OR_RETURN(const std::string id, add_session(options, owner));
   Session& session = sessions_.at(id);
@@ -250,12 +262,7 @@ Status SessionManager::submit_turn(const std::string& id, Session& session,
   if (session.turn) return failed_precondition("session " + id + " is already generating");
   if (session.lane.tokens.empty())
     return failed_precondition("session " + id + " has no tokens; append some first");
-  if (options.max_tokens < 0)
-    return invalid_argument("max_tokens is " + std::to_string(options.max_tokens) +
-                            "; give 0 or more");
-  if (options.logprobs > TokenLogprob::kMaxTop)
-    return invalid_argument("logprobs asks for " + std::to_string(options.logprobs) +
-                            " alternatives; at most " + std::to_string(TokenLogprob::kMaxTop));
+  RETURN_IF_ERROR(check_generate_options(options));
   session.lane.logprobs = options.logprobs;
   Turn turn;
   turn.lane = &session.lane;
