@@ -74,7 +74,8 @@ Result<ServeBenchSpec> spec_of(const po::variables_map& values) {
   if (values.count("model"))
     s.overrides.push_back("model.path=" + values["model"].as<std::string>());
   ASSIGN_OR_RETURN(const Config config, load_config(s.config, s.overrides));
-  ASSIGN_OR_RETURN(s.model, locate_model_file(config.get_string("model.path"), config.directory()));
+  ASSIGN_OR_RETURN(s.model, locate_model_file(config.get_string("model.path"),
+                                              config.base_directory("model.path")));
   s.model = std::filesystem::absolute(s.model).string();
   if (values.count("llama-server")) {
     s.llama_server = values["llama-server"].as<std::string>();
