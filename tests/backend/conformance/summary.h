@@ -1,0 +1,22 @@
+// What the suite ran, per backend, op and dtype: cases run, the worst NMSE
+// and the tolerance, or why it was skipped; printed as one table at the end.
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+#include "core/backend/backend.h"
+#include "core/tensor/dtype.h"
+
+namespace tessera::conformance {
+
+// One case compared (failed or not).
+void record_case(std::string_view backend, BackendOp op, DType dtype, double nmse, bool passed);
+// The op with this dtype was not run: `why` (not supported, no backend).
+void record_skip(std::string_view backend, BackendOp op, DType dtype, std::string_view why);
+
+// backend | op | dtype | cases | failed | worst NMSE | tolerance | skipped
+void print_summary(std::FILE* out);
+
+}  // namespace tessera::conformance
