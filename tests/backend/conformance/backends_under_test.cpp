@@ -1,5 +1,6 @@
 #include "tests/backend/conformance/backends_under_test.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -62,6 +63,9 @@ Result<std::unique_ptr<Backend>> create_backend(const std::string& name) {
   BackendOptions init;
   init.threads = 1;
   RETURN_IF_ERROR(backend->init(init).with_context("backend '" + name + "': init"));
+  const DeviceInfo info = backend->device_info();
+  std::printf("conformance: backend '%s' (%s) on %s%s%s\n", name.c_str(), record->file.c_str(),
+              info.name.c_str(), info.description.empty() ? "" : ": ", info.description.c_str());
   return backend;
 }
 

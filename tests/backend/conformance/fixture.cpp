@@ -34,7 +34,7 @@ void Conformance::expect_conforms(BackendOp op, DType dtype, const std::string& 
   const Tolerance tol = tolerance(op, dtype);
   ASSERT_EQ(c.reference_non_finite, 0) << "the reference produced NaN/Inf: the case is broken";
   const bool passed = c.size_mismatch == 0 && c.non_finite == 0 && c.nmse <= tol.max_nmse;
-  record_case(name(), op, dtype, c.nmse, passed);
+  record_case(name(), op, dtype, c.nmse, c.non_finite, passed);
   EXPECT_TRUE(passed) << name() << " " << backend_op_name(op) << " " << dtype_name(dtype) << " "
                       << label << ": " << c.describe() << " (tolerance " << tol.max_nmse << ": "
                       << tol.why << ")";

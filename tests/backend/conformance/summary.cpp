@@ -13,6 +13,7 @@ namespace {
 struct Entry {
   int cases = 0;
   int failed = 0;
+  int64_t non_finite = 0;
   double worst = 0.0;
   std::string skipped;
 };
@@ -34,11 +35,13 @@ Key key(std::string_view backend, BackendOp op, DType dtype) {
 
 }  // namespace
 
-void record_case(std::string_view backend, BackendOp op, DType dtype, double nmse, bool passed) {
+void record_case(std::string_view backend, BackendOp op, DType dtype, double nmse,
+                 int64_t non_finite, bool passed) {
   std::lock_guard<std::mutex> guard(lock());
   Entry& e = entries()[key(backend, op, dtype)];
   ++e.cases;
   if (!passed) ++e.failed;
+  e.non_finite += non_finite;
   e.worst = std::max(e.worst, nmse);
 }
 
@@ -51,15 +54,15 @@ void print_summary(std::FILE* out) {
   std::lock_guard<std::mutex> guard(lock());
   if (entries().empty()) return;
   std::fprintf(out, "\nConformance summary (NMSE against the cpu reference)\n");
-  std::fprintf(out, "%-10s %-17s %-5s %5s %6s %10s %9s  %s\n", "backend", "op", "dtype", "cases",
-               "failed", "worst", "tolerance", "skipped");
+  std::fprintf(out, "%-10s %-17s %-5s %5s %6s %7s %10s %9s  %s\n", "backend", "op", "dtype",
+               "cases", "failed", "NaN/Inf", "worst", "tolerance", "skipped");
   for (const auto& [k, e] : entries()) {
     const auto op = static_cast<BackendOp>(std::get<1>(k));
     const auto dtype = static_cast<DType>(std::get<2>(k));
-    std::fprintf(out, "%-10s %-17s %-5s %5d %6d %10.2e %9.0e  %s\n", std::get<0>(k).c_str(),
+    std::fprintf(out, "%-10s %-17s %-5s %5d %6d %7lld %10.2e %9.0e  %s\n", std::get<0>(k).c_str(),
                  std::string(backend_op_name(op)).c_str(), std::string(dtype_name(dtype)).c_str(),
-                 e.cases, e.failed, e.worst, tolerance(op, dtype).max_nmse,
-                 e.skipped.empty() ? "-" : e.skipped.c_str());
+                 e.cases, e.failed, static_cast<long long>(e.non_finite), e.worst,
+                 tolerance(op, dtype).max_nmse, e.skipped.empty() ? "-" : e.skipped.c_str());
   }
   std::fflush(out);
 }

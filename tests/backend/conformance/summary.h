@@ -2,6 +2,7 @@
 // and the tolerance, or why it was skipped; printed as one table at the end.
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <string_view>
@@ -12,11 +13,12 @@
 namespace tessera::conformance {
 
 // One case compared (failed or not).
-void record_case(std::string_view backend, BackendOp op, DType dtype, double nmse, bool passed);
+void record_case(std::string_view backend, BackendOp op, DType dtype, double nmse,
+                 int64_t non_finite, bool passed);
 // The op with this dtype was not run: `why` (not supported, no backend).
 void record_skip(std::string_view backend, BackendOp op, DType dtype, std::string_view why);
 
-// backend | op | dtype | cases | failed | worst NMSE | tolerance | skipped
+// backend | op | dtype | cases | failed | NaN/Inf | worst NMSE | tolerance | skipped
 void print_summary(std::FILE* out);
 
 }  // namespace tessera::conformance
