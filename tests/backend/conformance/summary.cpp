@@ -50,6 +50,22 @@ void record_skip(std::string_view backend, BackendOp op, DType dtype, std::strin
   entries()[key(backend, op, dtype)].skipped = std::string(why);
 }
 
+std::vector<std::string> unrecorded(const std::vector<std::string>& backends) {
+  std::lock_guard<std::mutex> guard(lock());
+  std::vector<std::string> missing;
+  for (const std::string& backend : backends)
+    for (const BackendOp op : kAllBackendOps) {
+      const bool weights = op == BackendOp::kEmbedding || op == BackendOp::kMatmul;
+      for (const DType dtype : kAllDTypes) {
+        if (!weights && dtype != DType::kF32) continue;
+        if (entries().count(key(backend, op, dtype)) == 0)
+          missing.push_back(backend + " " + std::string(backend_op_name(op)) + " " +
+                            std::string(dtype_name(dtype)));
+      }
+    }
+  return missing;
+}
+
 void print_summary(std::FILE* out) {
   std::lock_guard<std::mutex> guard(lock());
   if (entries().empty()) return;
