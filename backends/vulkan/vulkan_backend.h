@@ -1,0 +1,126 @@
+// The Vulkan compute backend (docs/backends.md): device memory in
+// VulkanBuffers, reached by the host only through write / read / copy; the
+// op set as GLSL compute shaders (shaders/), each op recorded into a command
+// buffer and, for now, submitted on its own and waited for (eager). Ops
+// return void: an op that cannot run (a host tensor where a device one is
+// needed, a dtype without a kernel, a lost device) keeps the first such
+// error, with the op and its tensors, for synchronize().
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/vulkan/vulkan_buffer.h"
+#include "backends/vulkan/vulkan_commands.h"
+#include "backends/vulkan/vulkan_device.h"
+#include "backends/vulkan/vulkan_pipelines.h"
+#include "core/backend/backend.h"
+#include "core/plugin/options.h"
+
+namespace tessera {
+
+class VulkanBackend final : public Backend {
+ public:
+  // The plugin entry point: backend.device chooses the device ("auto", an
+  // index, or part of its name); refuses (sdk::Refusal) when there is no
+  // loader, driver or matching device, saying what to install or which
+  // devices there are.
+  explicit VulkanBackend(const OptionValues& options);
+  // The same without the plugin machinery (tests).
+  static Result<std::unique_ptr<VulkanBackend>> create(const std::string& device = "auto");
+  ~VulkanBackend() override;
+
+  // Creates the logical device, its queue and the staging memory; threads
+  // are ignored (the device has its own).
+  Status init(const BackendOptions& options) override;
+  DeviceInfo device_info() const override;
+  std::vector<DeviceInfo> devices() const override;
+  bool supports_weight_dtype(DType dtype) const override;
+  bool supports_op(BackendOp op, DType dtype) const override;
+  using Backend::allocate;
+  // Device memory (host_data() null) whatever the usage.
+  Result<std::unique_ptr<Buffer>> allocate(std::size_t bytes, BufferUsage usage) override;
+  Status write(const Tensor& dst, std::span<const std::byte> bytes) override;
+  Status read(const Tensor& src, std::span<std::byte> bytes) override;
+  Status copy(const Tensor& src, const Tensor& dst) override;
+  // The first error an op met since the last call (with how many more
+  // followed); every op has already finished (eager).
+  Status synchronize() override;
+
+  void embedding(const Tensor& table, std::span<const int32_t> tokens, const Tensor& out) override;
+  void matmul(const Tensor& x, const Tensor& w, const Tensor& out) override;
+  void rms_norm(const Tensor& x, const Tensor& weight, float eps, const Tensor& out) override;
+  using Backend::rope;
+  void rope(const Tensor& x, std::span<const int32_t> positions, const RopeSpec& rope) override;
+  void swiglu(const Tensor& gate, const Tensor& up, const Tensor& out) override;
+  void add(const Tensor& a, const Tensor& b, const Tensor& out) override;
+  void add_bias(const Tensor& x, const Tensor& bias, const Tensor& out) override;
+  void geglu(const Tensor& gate, const Tensor& up, const Tensor& out) override;
+  void scale(const Tensor& x, float factor, const Tensor& out) override;
+  // Not yet: attention over stored K/V views needs them in device memory
+  // (docs/backends.md, step 2). Calling it records an error.
+  void attention(const AttentionParams& params) override;
+  void masked_attention(const MaskedAttentionParams& params) override;
+  void cache_update(const Tensor& cache, const Tensor& keep, const Tensor& insert,
+                    const Tensor& rows) override;
+  // Uploads every weight to device memory (one buffer each; tensors that
+  // share data stay shared) and repoints them (data null, buffer + offset).
+  Result<std::size_t> adopt_weights(std::span<Tensor* const> weights) override;
+
+ private:
+  VulkanBackend() = default;
+  Status open(const std::string& device);
+
+  // A tensor bound for a shader: the binding, and where the tensor starts in
+  // it (in floats for f32 tensors, in bytes for weights).
+  struct Bound {
+    vulkan::Binding binding;
+    uint32_t first = 0;
+  };
+  Result<Bound> bind(const char* name, const Tensor& t) const;
+  Result<vulkan::VulkanBuffer*> device_buffer(const char* name, const Tensor& t) const;
+  Result<Bound> bind_scratch(int slot, std::size_t bytes);
+  // Host bytes for this op (tokens, RoPE angles), in the upload buffer.
+  Status reserve_uploads(std::size_t bytes);
+  Result<Bound> upload(const void* data, std::size_t bytes);
+  template <typename Push>
+  Status dispatch(vulkan::Shader shader, int32_t variant, std::initializer_list<Bound> bindings,
+                  const Push& push, uint64_t groups);
+  // Records `record` into a fresh command buffer, submits and waits; an error
+  // becomes the sticky one, prefixed with the op and `tensors`.
+  template <typename Record>
+  void run(const char* op, std::initializer_list<const Tensor*> tensors, Record&& record);
+  void fail(const char* op, std::initializer_list<const Tensor*> tensors, const Status& status);
+  Status transfer(vulkan::VulkanBuffer& buffer, std::size_t offset, std::byte* host,
+                  std::size_t bytes, bool to_device);
+  Status record_matmul(const Tensor& x, const Tensor& w, const Tensor& out);
+  Status record_embedding(const Tensor& table, std::span<const int32_t> tokens, const Tensor& out);
+  Status record_elementwise(int op, const Tensor& a, const Tensor* b, float factor,
+                            const Tensor& out);
+  Status record_masked_attention(const MaskedAttentionParams& p);
+  Status record_cache_update(const Tensor& cache, const Tensor& keep, const Tensor& insert,
+                             const Tensor& rows);
+
+  std::shared_ptr<vulkan::Instance> instance_;
+  std::vector<vulkan::PhysicalDevice> physical_;
+  std::size_t chosen_ = 0;
+  std::shared_ptr<const vulkan::Device> device_;
+  std::unique_ptr<vulkan::Commands> commands_;
+  std::unique_ptr<vulkan::Pipelines> pipelines_;
+  std::unique_ptr<vulkan::VulkanBuffer> staging_;  // write / read
+  std::unique_ptr<vulkan::VulkanBuffer> uploads_;  // an op's host inputs
+  std::size_t uploads_used_ = 0;
+  // Device scratch by slot (quantised activations, attention scores), grown
+  // between submissions.
+  std::vector<std::unique_ptr<vulkan::VulkanBuffer>> scratch_;
+  // Weights adopt_weights uploaded (they live as long as the backend).
+  std::vector<std::unique_ptr<vulkan::VulkanBuffer>> weights_;
+  uint64_t max_binding_ = 0;
+  uint64_t alignment_ = 16;
+  Status error_;
+  int64_t later_errors_ = 0;
+};
+
+}  // namespace tessera

@@ -1,0 +1,504 @@
+// The Vulkan backend (backends/vulkan) op by op against the CPU reference,
+// on whatever Vulkan device the machine has (lavapipe in CI), compared by
+// normalised MSE (sum (a - b)^2 / sum b^2) with NaN/Inf checks. Built as its
+// own program (tessera_vulkan_backend_test) only when the backend is; in the
+// folder's tessera_backend_test this file is empty.
+#ifdef TESSERA_VULKAN_BACKEND_TEST
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/cpu_backend.h"
+#include "backends/vulkan/vulkan_backend.h"
+#include "core/sampling/rng.h"
+#include "core/tensor/block_quant.h"
+
+namespace tessera {
+namespace {
+
+constexpr double kElementwiseTolerance = 1e-10;
+constexpr double kQuantisedTolerance = 1e-6;
+constexpr float kHidden = -std::numeric_limits<float>::infinity();
+
+std::vector<float> random_values(std::size_t count, uint64_t seed, float scale = 1.0f) {
+  Rng rng(seed);
+  std::vector<float> v(count);
+  for (float& x : v) x = static_cast<float>((rng.uniform() * 2.0 - 1.0) * scale);
+  return v;
+}
+
+// sum (got - want)^2 / sum want^2 (0 when both are zero).
+double nmse(const std::vector<float>& got, const std::vector<float>& want) {
+  EXPECT_EQ(got.size(), want.size());
+  double err = 0, norm = 0;
+  for (std::size_t i = 0; i < std::min(got.size(), want.size()); ++i) {
+    const double d = static_cast<double>(got[i]) - want[i];
+    err += d * d;
+    norm += static_cast<double>(want[i]) * want[i];
+  }
+  return norm == 0 ? err : err / norm;
+}
+
+bool all_finite(const std::vector<float>& v) {
+  for (float x : v)
+    if (!std::isfinite(x)) return false;
+  return true;
+}
+
+// A tensor in the Vulkan backend's memory with the buffer that holds it.
+struct DeviceTensor {
+  std::unique_ptr<Buffer> buffer;
+  Tensor tensor;
+};
+
+class VulkanBackendTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    // lavapipe on the CI machine's two cores (ctest sets it too).
+    setenv("LP_NUM_THREADS", "2", /*overwrite=*/0);
+    auto created = VulkanBackend::create("auto");
+    if (!created.ok()) {
+      skip_reason_ = new std::string(created.status().message());
+      return;
+    }
+    BackendOptions options;
+    options.threads = 2;
+    vk_ = std::move(created).value().release();
+    const Status status = vk_->init(options);
+    if (!status.ok()) {
+      skip_reason_ = new std::string(status.message());
+      delete vk_;
+      vk_ = nullptr;
+      return;
+    }
+    cpu_ = new CpuBackend();
+    ASSERT_TRUE(cpu_->init(options).ok());
+  }
+  static void TearDownTestSuite() {
+    delete vk_;
+    delete cpu_;
+    delete skip_reason_;
+    vk_ = nullptr;
+    cpu_ = nullptr;
+    skip_reason_ = nullptr;
+  }
+  void SetUp() override {
+    if (vk_ == nullptr)
+      GTEST_SKIP() << "no Vulkan device to test on: "
+                   << (skip_reason_ ? *skip_reason_ : std::string("unknown"));
+  }
+  void TearDown() override {
+    if (vk_ != nullptr) {
+      const Status status = vk_->synchronize();
+      EXPECT_TRUE(status.ok()) << "an op failed: " << status.message();
+    }
+  }
+
+  static DeviceTensor on_device(const void* bytes, DType dtype,
+                                std::initializer_list<int64_t> shape) {
+    DeviceTensor d;
+    Tensor probe = Tensor::contiguous(nullptr, dtype, shape);
+    auto buffer = vk_->allocate(probe.bytes(), BufferUsage::kActivations);
+    EXPECT_TRUE(buffer.ok()) << buffer.status().message();
+    d.buffer = std::move(buffer).value();
+    d.tensor = Tensor::in_buffer(*d.buffer, 0, dtype, shape);
+    if (bytes != nullptr) {
+      const Status s = vk_->write(d.tensor, {static_cast<const std::byte*>(bytes), probe.bytes()});
+      EXPECT_TRUE(s.ok()) << s.message();
+    }
+    return d;
+  }
+  static DeviceTensor on_device(const std::vector<float>& v, std::initializer_list<int64_t> shape) {
+    return on_device(v.data(), DType::kF32, shape);
+  }
+  static std::vector<float> download(const Tensor& t) {
+    std::vector<float> v(static_cast<std::size_t>(t.elements()));
+    const Status s = vk_->read(t, std::as_writable_bytes(std::span(v)));
+    EXPECT_TRUE(s.ok()) << s.message();
+    return v;
+  }
+  static Tensor host(std::vector<float>& v, std::initializer_list<int64_t> shape) {
+    return Tensor::contiguous(v.data(), DType::kF32, shape);
+  }
+
+  static VulkanBackend* vk_;
+  static CpuBackend* cpu_;
+  static std::string* skip_reason_;
+};
+
+VulkanBackend* VulkanBackendTest::vk_ = nullptr;
+CpuBackend* VulkanBackendTest::cpu_ = nullptr;
+std::string* VulkanBackendTest::skip_reason_ = nullptr;
+
+#define EXPECT_MATCHES(got, want, tolerance, what)                          \
+  do {                                                                      \
+    EXPECT_TRUE(all_finite(got)) << what << ": NaN or Inf from the device"; \
+    EXPECT_LE(nmse(got, want), tolerance) << what;                          \
+  } while (0)
+
+TEST_F(VulkanBackendTest, DescribesItsDevices) {
+  const DeviceInfo info = vk_->device_info();
+  EXPECT_EQ(info.kind, "vulkan");
+  EXPECT_FALSE(info.host_memory);
+  EXPECT_FALSE(info.name.empty());
+  EXPECT_GT(info.memory_bytes, 0u);
+  EXPECT_GT(info.subgroup_size, 0);
+  EXPECT_GT(info.max_binding_bytes, 0u);
+  EXPECT_FALSE(vk_->devices().empty());
+  EXPECT_TRUE(vk_->supports_op(BackendOp::kMatmul, DType::kQ4_K));
+  EXPECT_TRUE(vk_->supports_op(BackendOp::kMaskedAttention, DType::kF32));
+  EXPECT_FALSE(vk_->supports_op(BackendOp::kAttention, DType::kF32));
+  EXPECT_FALSE(vk_->supports_op(BackendOp::kAdd, DType::kF16));
+}
+
+TEST_F(VulkanBackendTest, ChoosesDevicesByIndexAndName) {
+  const std::vector<DeviceInfo> devices = vk_->devices();
+  auto by_index = VulkanBackend::create("0");
+  ASSERT_TRUE(by_index.ok()) << by_index.status().message();
+  EXPECT_EQ(by_index.value()->device_info().name, devices[0].name);
+  // Part of the name, in another case.
+  std::string part = devices[0].name.substr(0, std::min<std::size_t>(4, devices[0].name.size()));
+  for (char& c : part) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  auto by_name = VulkanBackend::create(part);
+  ASSERT_TRUE(by_name.ok()) << by_name.status().message();
+  EXPECT_EQ(by_name.value()->device_info().name, devices[0].name);
+
+  auto none = VulkanBackend::create("no-such-device-anywhere");
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(none.status().message().find("devices found"), std::string::npos)
+      << none.status().message();
+  EXPECT_NE(none.status().message().find(devices[0].name), std::string::npos)
+      << none.status().message();
+  auto past = VulkanBackend::create(std::to_string(devices.size()));
+  ASSERT_FALSE(past.ok());
+  EXPECT_NE(past.status().message().find(devices[0].name), std::string::npos);
+}
+
+TEST_F(VulkanBackendTest, WritesReadsAndCopies) {
+  const std::vector<float> values = random_values(1001, 1);
+  DeviceTensor a = on_device(values, {7, 143});
+  EXPECT_EQ(a.buffer->host_data(), nullptr);
+  EXPECT_FALSE(a.tensor.on_host());
+  EXPECT_EQ(download(a.tensor), values);
+
+  // Device to device, into the middle of a larger buffer.
+  auto big = vk_->allocate(4 * 2000, BufferUsage::kKV);
+  ASSERT_TRUE(big.ok());
+  Tensor middle = Tensor::in_buffer(*big.value(), 4 * 500, DType::kF32, {1001});
+  ASSERT_TRUE(vk_->copy(a.tensor, middle).ok());
+  EXPECT_EQ(download(middle), values);
+  // Host to device and device to host.
+  std::vector<float> twice(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) twice[i] = 2 * values[i];
+  ASSERT_TRUE(vk_->copy(host(twice, {1001}), middle).ok());
+  std::vector<float> back(values.size());
+  ASSERT_TRUE(vk_->copy(middle, host(back, {1001})).ok());
+  EXPECT_EQ(back, twice);
+  // A transfer larger than the staging chunk (16 MiB) goes in pieces.
+  const std::vector<float> large = random_values((std::size_t{40} << 20) / 4 + 3, 2);
+  DeviceTensor l = on_device(large, {static_cast<int64_t>(large.size())});
+  EXPECT_EQ(download(l.tensor), large);
+
+  // Wrong sizes and element counts are refused.
+  EXPECT_FALSE(vk_->write(a.tensor, std::as_bytes(std::span(values).subspan(1))).ok());
+  EXPECT_FALSE(vk_->copy(a.tensor, Tensor::in_buffer(*big.value(), 0, DType::kF32, {1000})).ok());
+}
+
+TEST_F(VulkanBackendTest, ElementwiseOpsMatchTheCpu) {
+  const int64_t n = 7, d = 1001;  // not a multiple of any workgroup
+  const std::size_t count = static_cast<std::size_t>(n * d);
+  std::vector<float> a = random_values(count, 3, 4.0f), b = random_values(count, 4, 4.0f);
+  // Gates far out, where tanh and exp saturate.
+  a[0] = 40.0f, a[1] = -40.0f, a[2] = 95.0f, a[3] = -95.0f;
+  std::vector<float> bias = random_values(static_cast<std::size_t>(d), 5);
+  DeviceTensor da = on_device(a, {n, d}), db = on_device(b, {n, d});
+  DeviceTensor dbias = on_device(bias, {d});
+  DeviceTensor dout = on_device(nullptr, DType::kF32, {n, d});
+  std::vector<float> want(count);
+  const auto check = [&](const char* what) {
+    EXPECT_MATCHES(download(dout.tensor), want, kElementwiseTolerance, what);
+  };
+  vk_->add(da.tensor, db.tensor, dout.tensor);
+  cpu_->add(host(a, {n, d}), host(b, {n, d}), host(want, {n, d}));
+  check("add");
+  vk_->add_bias(da.tensor, dbias.tensor, dout.tensor);
+  cpu_->add_bias(host(a, {n, d}), host(bias, {d}), host(want, {n, d}));
+  check("add_bias");
+  vk_->scale(da.tensor, 0.37f, dout.tensor);
+  cpu_->scale(host(a, {n, d}), 0.37f, host(want, {n, d}));
+  check("scale");
+  vk_->swiglu(da.tensor, db.tensor, dout.tensor);
+  cpu_->swiglu(host(a, {n, d}), host(b, {n, d}), host(want, {n, d}));
+  check("swiglu");
+  vk_->geglu(da.tensor, db.tensor, dout.tensor);
+  cpu_->geglu(host(a, {n, d}), host(b, {n, d}), host(want, {n, d}));
+  check("geglu");
+  // In place: out aliases a.
+  vk_->add(da.tensor, db.tensor, da.tensor);
+  cpu_->add(host(a, {n, d}), host(b, {n, d}), host(want, {n, d}));
+  EXPECT_MATCHES(download(da.tensor), want, kElementwiseTolerance, "add in place");
+}
+
+TEST_F(VulkanBackendTest, RmsNormMatchesTheCpu) {
+  for (const int64_t n : {1, 7})
+    for (const int64_t d : {33, 4096}) {
+      const std::size_t count = static_cast<std::size_t>(n * d);
+      std::vector<float> x = random_values(count, 6, 3.0f);
+      std::vector<float> w = random_values(static_cast<std::size_t>(d), 7);
+      DeviceTensor dx = on_device(x, {n, d}), dw = on_device(w, {d});
+      DeviceTensor dout = on_device(nullptr, DType::kF32, {n, d});
+      std::vector<float> want(count);
+      vk_->rms_norm(dx.tensor, dw.tensor, 1e-5f, dout.tensor);
+      cpu_->rms_norm(host(x, {n, d}), host(w, {d}), 1e-5f, host(want, {n, d}));
+      EXPECT_MATCHES(download(dout.tensor), want, kElementwiseTolerance,
+                     "rms_norm n=" << n << " d=" << d);
+    }
+}
+
+TEST_F(VulkanBackendTest, RopeMatchesTheCpuInEveryForm) {
+  const int64_t n = 7, heads = 3;
+  const std::vector<int32_t> positions = {0, 1, 2, 17, 511, 5000, 131071};
+  for (const int64_t head_dim : {64, 128})
+    for (const RopePairs pairs : {RopePairs::kAdjacent, RopePairs::kHalves})
+      for (const bool scaled : {false, true}) {
+        std::vector<float> factors = random_values(static_cast<std::size_t>(head_dim / 2), 8);
+        for (float& f : factors) f = 1.0f + 4.0f * std::abs(f);
+        RopeSpec rope;
+        rope.theta = scaled ? 500000.0f : 10000.0f;
+        rope.pairs = pairs;
+        if (scaled) {
+          rope.position_scale = 0.125f;
+          rope.freq_factors = factors;
+        }
+        const std::size_t count = static_cast<std::size_t>(n * heads * head_dim);
+        std::vector<float> x = random_values(count, 9);
+        DeviceTensor dx = on_device(x, {n, heads, head_dim});
+        vk_->rope(dx.tensor, positions, rope);
+        cpu_->rope(host(x, {n, heads, head_dim}), positions, rope);
+        EXPECT_MATCHES(download(dx.tensor), x, kElementwiseTolerance,
+                       "rope head_dim=" << head_dim << " halves=" << (pairs == RopePairs::kHalves)
+                                        << " scaled=" << scaled);
+      }
+}
+
+// Weights of `dtype` from seeded values, in the GGUF layout.
+std::vector<uint8_t> weights_of(DType dtype, int64_t rows, int64_t cols, uint64_t seed) {
+  const std::vector<float> values = random_values(static_cast<std::size_t>(rows * cols), seed);
+  std::vector<uint8_t> bytes(dtype_row_bytes(dtype, rows * cols));
+  quantize_row(dtype, values.data(), rows * cols, bytes.data());
+  return bytes;
+}
+
+TEST_F(VulkanBackendTest, EmbeddingMatchesTheCpuForEveryDType) {
+  const int64_t vocab = 37, dim = 512;
+  const std::vector<int32_t> tokens = {0, 36, 5, 5, 17, 1, 30};
+  const int64_t n = static_cast<int64_t>(tokens.size());
+  for (const DType dtype : kAllDTypes) {
+    std::vector<uint8_t> table = weights_of(dtype, vocab, dim, 10);
+    DeviceTensor dt = on_device(table.data(), dtype, {vocab, dim});
+    DeviceTensor dout = on_device(nullptr, DType::kF32, {n, dim});
+    std::vector<float> want(static_cast<std::size_t>(n * dim));
+    vk_->embedding(dt.tensor, tokens, dout.tensor);
+    cpu_->embedding(Tensor::contiguous(table.data(), dtype, {vocab, dim}), tokens,
+                    host(want, {n, dim}));
+    EXPECT_MATCHES(download(dout.tensor), want, kElementwiseTolerance,
+                   "embedding " << dtype_name(dtype));
+  }
+}
+
+TEST_F(VulkanBackendTest, MatmulMatchesTheCpuForEveryDType) {
+  const int64_t m = 33;
+  for (const DType dtype : kAllDTypes) {
+    const int64_t block = dtype_layout(dtype).block_elements;
+    // k past one workgroup's share of blocks, and a tail.
+    const std::vector<int64_t> ks = block == 1    ? std::vector<int64_t>{97, 4096}
+                                    : block == 32 ? std::vector<int64_t>{96, 32 * 70}
+                                                  : std::vector<int64_t>{256, 256 * 18};
+    for (const int64_t k : ks)
+      for (const int64_t n : {1, 7, 9}) {
+        std::vector<uint8_t> w = weights_of(dtype, m, k, 11);
+        std::vector<float> x = random_values(static_cast<std::size_t>(n * k), 12);
+        DeviceTensor dw = on_device(w.data(), dtype, {m, k});
+        DeviceTensor dx = on_device(x, {n, k});
+        DeviceTensor dout = on_device(nullptr, DType::kF32, {n, m});
+        std::vector<float> want(static_cast<std::size_t>(n * m));
+        vk_->matmul(dx.tensor, dw.tensor, dout.tensor);
+        cpu_->matmul(host(x, {n, k}), Tensor::contiguous(w.data(), dtype, {m, k}),
+                     host(want, {n, m}));
+        EXPECT_MATCHES(download(dout.tensor), want,
+                       block == 1 ? kElementwiseTolerance : kQuantisedTolerance,
+                       "matmul " << dtype_name(dtype) << " n=" << n << " k=" << k);
+      }
+  }
+}
+
+TEST_F(VulkanBackendTest, BindsWeightsPastTheLargestBindingInPieces) {
+  const uint64_t limit = vk_->device_info().max_binding_bytes;
+  const int64_t k = 1024;
+  const int64_t m = static_cast<int64_t>(limit / (k * 4)) + 3;  // f32 rows just past it
+  if (static_cast<uint64_t>(m) * k * 4 > (uint64_t{1} << 30))
+    GTEST_SKIP() << "the device's largest binding (" << limit
+                 << " bytes) is too large to pass here";
+  std::vector<float> w = random_values(static_cast<std::size_t>(m * k), 13);
+  DeviceTensor dw = on_device(w, {m, k});
+  w.resize(w.size());
+  std::vector<float> x = random_values(static_cast<std::size_t>(2 * k), 14);
+  DeviceTensor dx = on_device(x, {2, k});
+  DeviceTensor dout = on_device(nullptr, DType::kF32, {2, m});
+  std::vector<float> want(static_cast<std::size_t>(2 * m));
+  vk_->matmul(dx.tensor, dw.tensor, dout.tensor);
+  cpu_->matmul(host(x, {2, k}), host(w, {m, k}), host(want, {2, m}));
+  EXPECT_MATCHES(download(dout.tensor), want, kElementwiseTolerance, "matmul in pieces");
+  // Rows on both sides of the cut, through embedding.
+  const std::vector<int32_t> tokens = {0, static_cast<int32_t>(m - 1), static_cast<int32_t>(m / 2)};
+  DeviceTensor rows = on_device(nullptr, DType::kF32, {3, k});
+  vk_->embedding(dw.tensor, tokens, rows.tensor);
+  std::vector<float> want_rows(static_cast<std::size_t>(3 * k));
+  cpu_->embedding(host(w, {m, k}), tokens, host(want_rows, {3, k}));
+  EXPECT_EQ(download(rows.tensor), want_rows);
+}
+
+TEST_F(VulkanBackendTest, MaskedAttentionMatchesTheCpu) {
+  const int64_t n = 5, kv_heads = 2, slots = 37;
+  for (const int64_t heads : {2, 8})  // plain and GQA 4:1
+    for (const int64_t head_dim : {64, 128}) {
+      const int64_t width = slots + n;
+      std::vector<float> q = random_values(static_cast<std::size_t>(n * heads * head_dim), 15);
+      std::vector<float> ck =
+          random_values(static_cast<std::size_t>(kv_heads * slots * head_dim), 16);
+      std::vector<float> cv = random_values(ck.size(), 17);
+      std::vector<float> bk = random_values(static_cast<std::size_t>(n * kv_heads * head_dim), 18);
+      std::vector<float> bv = random_values(bk.size(), 19);
+      std::vector<float> mask(static_cast<std::size_t>(n * width), 0.0f);
+      Rng rng(20);
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t c = 0; c < width; ++c)
+          if (c < 5 || rng.uniform() < 0.4 || i == 3)
+            mask[static_cast<std::size_t>(i * width + c)] = kHidden;
+      // Slots 0-4 are hidden from every query, so never read: NaN there must
+      // not reach the output.
+      for (int64_t h = 0; h < kv_heads; ++h)
+        for (int64_t c = 0; c < 5; ++c) {
+          ck[static_cast<std::size_t>((h * slots + c) * head_dim + 1)] = std::nanf("");
+          cv[static_cast<std::size_t>((h * slots + c) * head_dim + 2)] = std::nanf("");
+        }
+      DeviceTensor dq = on_device(q, {n, heads, head_dim});
+      DeviceTensor dck = on_device(ck, {kv_heads, slots, head_dim});
+      DeviceTensor dcv = on_device(cv, {kv_heads, slots, head_dim});
+      DeviceTensor dbk = on_device(bk, {n, kv_heads, head_dim});
+      DeviceTensor dbv = on_device(bv, {n, kv_heads, head_dim});
+      DeviceTensor dmask = on_device(mask, {n, width});
+      DeviceTensor dout = on_device(nullptr, DType::kF32, {n, heads, head_dim});
+      MaskedAttentionParams p{dq.tensor,  dck.tensor,   dcv.tensor, dbk.tensor,
+                              dbv.tensor, dmask.tensor, dout.tensor};
+      vk_->masked_attention(p);
+      std::vector<float> want(q.size());
+      MaskedAttentionParams hp{
+          host(q, {n, heads, head_dim}),         host(ck, {kv_heads, slots, head_dim}),
+          host(cv, {kv_heads, slots, head_dim}), host(bk, {n, kv_heads, head_dim}),
+          host(bv, {n, kv_heads, head_dim}),     host(mask, {n, width}),
+          host(want, {n, heads, head_dim})};
+      cpu_->masked_attention(hp);
+      const std::vector<float> got = download(dout.tensor);
+      // Query 3 sees nothing: zeros.
+      for (int64_t e = 0; e < heads * head_dim; ++e)
+        ASSERT_EQ(got[static_cast<std::size_t>(3 * heads * head_dim + e)], 0.0f);
+      EXPECT_MATCHES(got, want, kElementwiseTolerance,
+                     "masked_attention heads=" << heads << " head_dim=" << head_dim);
+    }
+}
+
+TEST_F(VulkanBackendTest, CacheUpdateMatchesTheCpu) {
+  const int64_t kv_heads = 2, slots = 11, head_dim = 64, n = 3;
+  std::vector<float> cache =
+      random_values(static_cast<std::size_t>(kv_heads * slots * head_dim), 21);
+  std::vector<float> keep(static_cast<std::size_t>(slots), 1.0f);
+  std::vector<float> insert(static_cast<std::size_t>(slots * n), 0.0f);
+  std::vector<float> rows = random_values(static_cast<std::size_t>(n * kv_heads * head_dim), 22);
+  keep[2] = keep[5] = keep[9] = keep[10] = 0.0f;
+  insert[2 * n + 0] = 1.0f;               // slot 2 <- row 0
+  insert[5 * n + 2] = 1.0f;               // slot 5 <- row 2
+  insert[9 * n + 1] = 1.0f;               // slot 9 <- row 1; slot 10 dropped, given nothing
+  for (int64_t h = 0; h < kv_heads; ++h)  // a dropped slot's old contents are never read
+    cache[static_cast<std::size_t>((h * slots + 10) * head_dim + 3)] = std::nanf("");
+  DeviceTensor dc = on_device(cache, {kv_heads, slots, head_dim});
+  DeviceTensor dk = on_device(keep, {slots});
+  DeviceTensor di = on_device(insert, {slots, n});
+  DeviceTensor dr = on_device(rows, {n, kv_heads, head_dim});
+  vk_->cache_update(dc.tensor, dk.tensor, di.tensor, dr.tensor);
+  cpu_->cache_update(host(cache, {kv_heads, slots, head_dim}), host(keep, {slots}),
+                     host(insert, {slots, n}), host(rows, {n, kv_heads, head_dim}));
+  EXPECT_MATCHES(download(dc.tensor), cache, kElementwiseTolerance, "cache_update");
+}
+
+TEST_F(VulkanBackendTest, AdoptedWeightsLiveOnTheDevice) {
+  const int64_t m = 20, k = 256;
+  std::vector<uint8_t> w = weights_of(DType::kQ4_K, m, k, 23);
+  std::vector<uint8_t> copy = w;
+  Tensor weight = Tensor::contiguous(copy.data(), DType::kQ4_K, {m, k});
+  Tensor tied = weight;
+  Tensor* list[] = {&weight, &tied};
+  auto adopted = vk_->adopt_weights(list);
+  ASSERT_TRUE(adopted.ok()) << adopted.status().message();
+  EXPECT_EQ(adopted.value(), w.size());
+  EXPECT_FALSE(weight.on_host());
+  EXPECT_EQ(weight.buffer, tied.buffer);
+  std::vector<float> x = random_values(static_cast<std::size_t>(3 * k), 24);
+  DeviceTensor dx = on_device(x, {3, k});
+  DeviceTensor dout = on_device(nullptr, DType::kF32, {3, m});
+  vk_->matmul(dx.tensor, tied, dout.tensor);
+  std::vector<float> want(static_cast<std::size_t>(3 * m));
+  cpu_->matmul(host(x, {3, k}), Tensor::contiguous(w.data(), DType::kQ4_K, {m, k}),
+               host(want, {3, m}));
+  EXPECT_MATCHES(download(dout.tensor), want, kQuantisedTolerance, "matmul of adopted weights");
+}
+
+TEST_F(VulkanBackendTest, OpErrorsAreStickyUntilSynchronize) {
+  // attention over stored views is not implemented yet.
+  std::vector<float> q(64, 0.0f), out(64, 0.0f);
+  AttentionParams params;
+  params.q = host(q, {1, 1, 64});
+  params.out = host(out, {1, 1, 64});
+  vk_->attention(params);
+  // Then a host tensor where a device one is needed, and a bad block size.
+  std::vector<float> a(16, 1.0f);
+  DeviceTensor dout = on_device(nullptr, DType::kF32, {16});
+  vk_->add(host(a, {16}), host(a, {16}), dout.tensor);
+  const Status first = vk_->synchronize();
+  ASSERT_FALSE(first.ok());
+  EXPECT_EQ(first.code(), StatusCode::kUnimplemented);
+  EXPECT_NE(first.message().find("attention"), std::string::npos) << first.message();
+  EXPECT_NE(first.message().find("1 more failed op"), std::string::npos) << first.message();
+  EXPECT_TRUE(vk_->synchronize().ok());  // cleared
+
+  vk_->add(host(a, {16}), host(a, {16}), dout.tensor);
+  const Status host_tensor = vk_->synchronize();
+  ASSERT_FALSE(host_tensor.ok());
+  EXPECT_NE(host_tensor.message().find("add(f32[16]"), std::string::npos) << host_tensor.message();
+  EXPECT_NE(host_tensor.message().find("host memory"), std::string::npos) << host_tensor.message();
+
+  std::vector<uint8_t> w = weights_of(DType::kQ8_0, 4, 64, 25);
+  DeviceTensor dw = on_device(w.data(), DType::kQ8_0, {4, 64});
+  std::vector<float> x(2 * 48, 1.0f);
+  DeviceTensor dx = on_device(x, {2, 48});
+  DeviceTensor dm = on_device(nullptr, DType::kF32, {2, 4});
+  Tensor w48 = dw.tensor;
+  w48.shape[1] = 48;  // not a whole number of blocks
+  vk_->matmul(dx.tensor, w48, dm.tensor);
+  const Status blocks = vk_->synchronize();
+  ASSERT_FALSE(blocks.ok());
+  EXPECT_NE(blocks.message().find("blocks"), std::string::npos) << blocks.message();
+}
+
+}  // namespace
+}  // namespace tessera
+
+#endif  // TESSERA_VULKAN_BACKEND_TEST
