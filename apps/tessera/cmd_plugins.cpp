@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "apps/tessera/cli_common.h"
+#include "core/backend/backend.h"
 #include "core/compressor/compressor.h"
 #include "core/util/strings.h"
 
@@ -26,6 +27,31 @@ void print_codec_bits(const PluginRegistry& registry, const PluginRecord& record
   }
   if (!bits.empty())
     std::printf("           bits per vector (default options): %s\n", bits.c_str());
+}
+
+// The devices a backend can run on, as backend.device counts them.
+void print_backend_devices(const PluginRegistry& registry, const PluginRecord& record) {
+  auto empty = Config::parse("", "defaults");
+  if (!empty.ok()) return;
+  auto options = empty->plugin_options("backend", record.options(), record.name());
+  if (!options.ok()) return;
+  auto backend = create_plugin<Backend>(registry, record, *options);
+  if (!backend.ok()) {
+    std::printf("           no device: %s\n", backend.status().message().c_str());
+    return;
+  }
+  const std::vector<DeviceInfo> devices = (*backend)->devices();
+  if (devices.size() == 1 && devices[0].host_memory) return;  // the host itself: nothing to add
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    const DeviceInfo& d = devices[i];
+    std::string line = "device " + std::to_string(i) + ": " + d.name;
+    if (!d.type.empty()) line += " (" + d.type + ")";
+    if (d.memory_bytes > 0) line += ", " + std::to_string(d.memory_bytes >> 20) + " MiB";
+    if (d.subgroup_size > 0) line += ", subgroup " + std::to_string(d.subgroup_size);
+    line += std::string(", fp16 ") + (d.fp16 ? "yes" : "no");
+    line += std::string(", int8 dot ") + (d.int8_dot ? "yes" : "no");
+    std::printf("           %s\n", line.c_str());
+  }
 }
 
 }  // namespace
@@ -71,6 +97,7 @@ kind and name wins. Libraries that were found but refused are listed with why.
                     allowed.empty() ? "" : ("; " + allowed).c_str(), o.description);
       }
       if (kind == "compressor") print_codec_bits(*registry, p);
+      if (kind == "backend") print_backend_devices(*registry, p);
     }
   }
   for (const RejectedPlugin& r : registry->rejected())

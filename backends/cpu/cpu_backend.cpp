@@ -18,17 +18,20 @@ constexpr int64_t kRopeTablePositions = 1 << 16;
 
 class HostBuffer final : public Buffer {
  public:
-  HostBuffer(void* data, std::size_t size) : data_(data), size_(size) {}
+  HostBuffer(void* data, std::size_t size, BufferUsage usage)
+      : data_(data), size_(size), usage_(usage) {}
   ~HostBuffer() override { ::operator delete (data_, std::align_val_t{kAlignment}); }
   HostBuffer(const HostBuffer&) = delete;
   HostBuffer& operator=(const HostBuffer&) = delete;
 
-  void* data() override { return data_; }
+  void* host_data() override { return data_; }
   std::size_t size() const override { return size_; }
+  BufferUsage usage() const override { return usage_; }
 
  private:
   void* data_;
   std::size_t size_;
+  BufferUsage usage_;
 };
 
 }  // namespace
@@ -101,16 +104,17 @@ bool CpuBackend::supports_weight_dtype(DType dtype) const {
   return false;
 }
 
-Result<std::unique_ptr<Buffer>> CpuBackend::allocate(std::size_t bytes) {
+Result<std::unique_ptr<Buffer>> CpuBackend::allocate(std::size_t bytes, BufferUsage usage) {
   // Round up so vector code may read a whole last cache line; never zero bytes.
   const std::size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
   void* data = ::operator new (rounded == 0 ? kAlignment : rounded, std::align_val_t{kAlignment},
                                std::nothrow);
   if (data == nullptr) {
     return resource_exhausted("backend cpu: cannot allocate " + std::to_string(bytes) +
-                              " bytes of host memory; use a smaller model, context or batch");
+                              " bytes of host memory for " + std::string(buffer_usage_name(usage)) +
+                              "; use a smaller model, context or batch");
   }
-  return std::unique_ptr<Buffer>(std::make_unique<HostBuffer>(data, bytes));
+  return std::unique_ptr<Buffer>(std::make_unique<HostBuffer>(data, bytes, usage));
 }
 
 void CpuBackend::embedding(const Tensor& table, std::span<const int32_t> tokens,

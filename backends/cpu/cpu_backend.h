@@ -26,8 +26,9 @@ class CpuBackend final : public Backend {
   Status init(const BackendOptions& options) override;
   DeviceInfo device_info() const override;
   bool supports_weight_dtype(DType dtype) const override;
-  // 64-byte aligned host memory, uninitialised.
-  Result<std::unique_ptr<Buffer>> allocate(std::size_t bytes) override;
+  // 64-byte aligned host memory, uninitialised, whatever the usage.
+  using Backend::allocate;
+  Result<std::unique_ptr<Buffer>> allocate(std::size_t bytes, BufferUsage usage) override;
 
   void embedding(const Tensor& table, std::span<const int32_t> tokens, const Tensor& out) override;
   void matmul(const Tensor& x, const Tensor& w, const Tensor& out) override;

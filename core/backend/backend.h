@@ -1,14 +1,18 @@
 // The compute interface every backend implements: the op set of the
 // transformer families core/model/layer_spec.h describes. The CPU backend is the reference; others
-// are tested op by op against it. Ops take pre-validated views and return void (hot path); anything
-// a user can cause is checked earlier and reported as a Status.
+// are tested op by op against it (tests/backend/conformance). Ops take pre-validated views and
+// return void (hot path); anything a user can cause is checked earlier and reported as a Status,
+// and what a device meets while running (lost, out of memory) is returned by synchronize().
+// docs/backends.md is the contract in one page, with the steps still to land.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
+#include "core/backend/buffer.h"
 #include "core/backend/rope_spec.h"
 #include "core/cache/kv_view.h"
 #include "core/plugin/plugin_object.h"
@@ -18,17 +22,24 @@
 namespace tessera {
 
 struct DeviceInfo {
-  std::string name;         // "cpu (2 threads)"
+  std::string name;         // "cpu (2 threads)", "AMD Radeon RX 7900 XTX"
   std::string description;  // implementation details worth printing
   int threads = 1;
-};
-
-// Memory owned by a backend. On the CPU it is host memory.
-class Buffer {
- public:
-  virtual ~Buffer() = default;
-  virtual void* data() = 0;
-  virtual std::size_t size() const = 0;
+  // What follows is ABI 8.0 (docs/backends.md, "Memory").
+  std::string kind = "cpu";  // the backend's family: "cpu", "vulkan"
+  std::string type;          // the device's type as its API reports it ("discrete", "cpu")
+  bool host_memory = true;   // its buffers are host memory (Buffer::host_data non-null)
+  // Device memory in bytes, total and free now; 0 where the buffers are host
+  // memory (the memory budget then counts them against the host's).
+  uint64_t memory_bytes = 0;
+  uint64_t memory_free_bytes = 0;
+  // Capabilities the kernels may use: 16-bit float arithmetic, 8-bit integer
+  // dot products, the subgroup (warp) width, and the largest range one
+  // binding may address (a larger tensor is bound in pieces). 0 / false: none.
+  bool fp16 = false;
+  bool int8_dot = false;
+  int subgroup_size = 0;
+  uint64_t max_binding_bytes = 0;
 };
 
 // Which batch tokens each batch token sees: the batch's own rule (parents,
@@ -84,6 +95,28 @@ struct MaskedAttentionParams {
   Tensor out;  // f32 [n, heads, head_dim]
 };
 
+// The ops of the Backend interface, for supports_op. (ABI 8.0)
+enum class BackendOp {
+  kEmbedding,
+  kMatmul,
+  kRmsNorm,
+  kRope,
+  kSwiglu,
+  kAdd,
+  kAddBias,
+  kGeglu,
+  kScale,
+  kAttention,
+  kMaskedAttention,
+  kCacheUpdate,
+};
+inline constexpr BackendOp kAllBackendOps[] = {
+    BackendOp::kEmbedding, BackendOp::kMatmul,          BackendOp::kRmsNorm,
+    BackendOp::kRope,      BackendOp::kSwiglu,          BackendOp::kAdd,
+    BackendOp::kAddBias,   BackendOp::kGeglu,           BackendOp::kScale,
+    BackendOp::kAttention, BackendOp::kMaskedAttention, BackendOp::kCacheUpdate};
+std::string_view backend_op_name(BackendOp op);  // "matmul"
+
 struct BackendOptions {
   int threads = 1;
   // The longest attention span (stored + batch tokens) the caller will ask
@@ -101,9 +134,42 @@ class Backend : public PluginObject {
   // Called once after creation, before any other method.
   virtual Status init(const BackendOptions& options) = 0;
   virtual DeviceInfo device_info() const = 0;
+  // Every device this backend could run on, in the order backend.device
+  // counts them; callable before init() (tessera plugins lists them). A
+  // backend with one device returns device_info(). (ABI 8.0)
+  virtual std::vector<DeviceInfo> devices() const { return {device_info()}; }
   // Whether matmul accepts weights of this dtype (asked at load time).
   virtual bool supports_weight_dtype(DType dtype) const = 0;
-  virtual Result<std::unique_ptr<Buffer>> allocate(std::size_t bytes) = 0;
+  // Whether the op runs here with this dtype: the weight dtype for embedding
+  // and matmul, f32 for the rest. Calling an op it does not support is a
+  // caller's bug; the conformance suite reports those as not supported. The
+  // default: every op, for the weight dtypes supports_weight_dtype accepts.
+  // (ABI 8.0)
+  virtual bool supports_op(BackendOp op, DType dtype) const {
+    if (op == BackendOp::kEmbedding || op == BackendOp::kMatmul)
+      return supports_weight_dtype(dtype);
+    return dtype == DType::kF32;
+  }
+  // `bytes` of memory for `usage` (ABI 8.0: the usage), uninitialised. On a
+  // device, memory the host cannot read: reach it through write / read / copy.
+  virtual Result<std::unique_ptr<Buffer>> allocate(std::size_t bytes, BufferUsage usage) = 0;
+  Result<std::unique_ptr<Buffer>> allocate(std::size_t bytes) {
+    return allocate(bytes, BufferUsage::kActivations);
+  }
+
+  // The host's way into a tensor's memory, wherever it lives (ABI 8.0). The
+  // tensor must be contiguous and `bytes` exactly its size. The defaults serve
+  // host tensors (memcpy) and refuse a device tensor; a device backend
+  // overrides all three. Work recorded before a read is finished first.
+  virtual Status write(const Tensor& dst, std::span<const std::byte> bytes);
+  virtual Status read(const Tensor& src, std::span<std::byte> bytes);
+  // dst = src, both contiguous of the same dtype and element count, in this
+  // backend's memory or on the host.
+  virtual Status copy(const Tensor& src, const Tensor& dst);
+  // Waits for every op issued so far and returns the first error any of them
+  // met since the last call (a device lost, out of device memory), with what
+  // it was doing. The CPU finishes each op as it is called: always ok.
+  virtual Status synchronize() { return ok_status(); }
 
   // out[t, :] = table[tokens[t], :]. table [vocab, dim] of a weight dtype the
   // backend supports (rows of whole blocks for a block format), out f32 [n, dim].

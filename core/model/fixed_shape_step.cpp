@@ -5,6 +5,7 @@
 #include <limits>
 #include <string>
 
+#include "core/model/host_scratch.h"
 #include "core/model/layer_blocks.h"
 
 namespace tessera {
@@ -42,8 +43,9 @@ Status FixedShapeStep::allocate(int block, int64_t slots) {
   const ModelConfig& c = model_.config;
   const auto n = static_cast<std::size_t>(block);
   const auto take = [&](std::size_t floats, float*& out) -> Status {
-    ASSIGN_OR_RETURN(std::unique_ptr<Buffer> buffer, backend_.allocate(floats * sizeof(float)));
-    out = static_cast<float*>(buffer->data());
+    ASSIGN_OR_RETURN(std::unique_ptr<Buffer> buffer,
+                     backend_.allocate(floats * sizeof(float), BufferUsage::kActivations));
+    ASSIGN_OR_RETURN(out, host_floats(*buffer, backend_));
     buffers_.push_back(std::move(buffer));
     return ok_status();
   };
@@ -66,8 +68,8 @@ Status FixedShapeStep::allocate(int block, int64_t slots) {
   ASSIGN_OR_RETURN(std::unique_ptr<Buffer> dummy_cache,
                    backend_.allocate(static_cast<std::size_t>(slots) * kv_width * sizeof(float)));
   const auto blk = static_cast<int64_t>(block);
-  const Tensor cache =
-      f32(static_cast<float*>(dummy_cache->data()), {c.n_kv_heads, slots, c.head_dim});
+  ASSIGN_OR_RETURN(float* dummy, host_floats(*dummy_cache, backend_));
+  const Tensor cache = f32(dummy, {c.n_kv_heads, slots, c.head_dim});
   MaskedAttentionParams warm;
   warm.q = f32(q_, {blk, c.n_heads, c.head_dim});
   warm.cache_k = cache;

@@ -7,6 +7,7 @@
 
 #include "core/cache/checked_cache_store.h"
 #include "core/model/batch_visibility.h"
+#include "core/model/host_scratch.h"
 #include "core/model/layer_blocks.h"
 #include "core/model/weight_check.h"
 #include "core/util/strings.h"
@@ -103,8 +104,9 @@ Status Transformer::allocate_scratch() {
   const std::size_t kv = static_cast<std::size_t>(c.n_kv_heads * c.head_dim);
   const std::size_t layers = static_cast<std::size_t>(c.n_layers);
   const auto take = [&](std::size_t floats, float*& out) -> Status {
-    ASSIGN_OR_RETURN(auto buffer, backend_.allocate(floats * sizeof(float)));
-    out = static_cast<float*>(buffer->data());
+    ASSIGN_OR_RETURN(auto buffer,
+                     backend_.allocate(floats * sizeof(float), BufferUsage::kActivations));
+    ASSIGN_OR_RETURN(out, host_floats(*buffer, backend_));
     buffers_.push_back(std::move(buffer));
     scratch_bytes_ += floats * sizeof(float);
     return ok_status();

@@ -50,12 +50,16 @@
 // SamplingParams' presence / frequency penalties and the Sampler's emission
 // counts (observe, penalised: its layout changed); ScoredTokenSink. 7.1:
 // PluginServices::find_file appended (a file a plugin option names, found
-// like model.path: core/io/file_lookup.h).
+// like model.path: core/io/file_lookup.h). 8.0: memory that knows where it
+// lives (docs/backends.md, step 1): Buffer::usage / host_data (data() gone),
+// Tensor::buffer / offset, Backend::allocate takes a BufferUsage, Backend::
+// write / read / copy / synchronize / devices / supports_op (BackendOp),
+// DeviceInfo's device fields.
 #ifndef TESSERA_ABI_MAJOR
-#define TESSERA_ABI_MAJOR 7
+#define TESSERA_ABI_MAJOR 8
 #endif
 #ifndef TESSERA_ABI_MINOR
-#define TESSERA_ABI_MINOR 1
+#define TESSERA_ABI_MINOR 0
 #endif
 
 #define TESSERA_STRINGIFY_INNER(x) #x

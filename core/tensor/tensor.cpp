@@ -1,5 +1,7 @@
 #include "core/tensor/tensor.h"
 
+#include "core/backend/buffer.h"
+
 namespace tessera {
 
 Tensor Tensor::contiguous(void* data, DType dtype, std::initializer_list<int64_t> shape) {
@@ -14,6 +16,16 @@ Tensor Tensor::contiguous(void* data, DType dtype, std::initializer_list<int64_t
     t.stride[static_cast<std::size_t>(d)] = step;
     step *= t.shape[static_cast<std::size_t>(d)];
   }
+  return t;
+}
+
+Tensor Tensor::in_buffer(Buffer& buffer, std::size_t offset, DType dtype,
+                         std::initializer_list<int64_t> shape) {
+  void* host = buffer.host_data();
+  Tensor t =
+      contiguous(host == nullptr ? nullptr : static_cast<char*>(host) + offset, dtype, shape);
+  t.buffer = &buffer;
+  t.offset = offset;
   return t;
 }
 

@@ -1,5 +1,7 @@
 // A non-owning view of up to 4-D data in row-major order with explicit strides
 // (in elements). Whoever created the memory owns it and must outlive the view.
+// Host memory is reached through `data`; memory a device backend allocated is
+// named by `buffer` and `offset` (docs/backends.md) and `data` is then null.
 #pragma once
 
 #include <array>
@@ -11,15 +13,28 @@
 
 namespace tessera {
 
+class Buffer;  // core/backend/backend.h
+
 struct Tensor {
-  void* data = nullptr;
+  void* data = nullptr;  // host memory; null for a tensor in device memory
   DType dtype = DType::kF32;
   int rank = 0;
   std::array<int64_t, 4> shape{};   // outermost first
   std::array<int64_t, 4> stride{};  // elements to step along each dimension
+  // The backend memory the tensor lies in, and where in it (bytes). Null for
+  // host memory the backend did not allocate (a file mapping, a std::vector);
+  // a host buffer's tensors carry both `data` and `buffer`. (ABI 8.0)
+  Buffer* buffer = nullptr;
+  std::size_t offset = 0;
 
   // A contiguous view of `shape` over `data`.
   static Tensor contiguous(void* data, DType dtype, std::initializer_list<int64_t> shape);
+  // A contiguous view of `shape` at `offset` bytes into `buffer`: `data` is
+  // the buffer's host address there, or null for device memory.
+  static Tensor in_buffer(Buffer& buffer, std::size_t offset, DType dtype,
+                          std::initializer_list<int64_t> shape);
+  // Whether the host may read `data` directly.
+  bool on_host() const { return data != nullptr; }
 
   int64_t dim(int i) const { return shape[static_cast<std::size_t>(i)]; }
   int64_t elements() const;

@@ -39,9 +39,10 @@ TEST(CpuBackend, AllocatesAlignedHostMemory) {
     Result<std::unique_ptr<Buffer>> buffer = backend.allocate(bytes);
     ASSERT_TRUE(buffer.ok());
     EXPECT_EQ((*buffer)->size(), bytes);
-    ASSERT_NE((*buffer)->data(), nullptr);
-    EXPECT_EQ(reinterpret_cast<std::uintptr_t>((*buffer)->data()) % 64, 0u);
-    std::memset((*buffer)->data(), 0xab, bytes);  // the memory is usable
+    ASSERT_TRUE((*buffer)->is_host());
+    EXPECT_EQ((*buffer)->usage(), BufferUsage::kActivations);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>((*buffer)->host_data()) % 64, 0u);
+    std::memset((*buffer)->host_data(), 0xab, bytes);  // the memory is usable
   }
 }
 
