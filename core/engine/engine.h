@@ -140,6 +140,7 @@ class Engine {
   Result<GenerationStats> generate(const GenerationRequest& request, const TokenSink& sink);
 
  private:
+  friend struct EngineBuilder;  // engine_create.cpp: the steps of create()
   Engine();
   DecodeContext context();
 
