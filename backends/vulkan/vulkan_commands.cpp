@@ -48,6 +48,9 @@ Commands::~Commands() {
 
 Status Commands::begin() {
   if (recording_) return ok_status();
+  if (hung_)
+    return unavailable("backend vulkan: an earlier submission never finished on " +
+                       device_->physical().info.name + "; recreate the backend");
   const Api& api = device_->api();
   VkResult result = api.vkResetCommandBuffer(commands_, 0);
   if (result != VK_SUCCESS) return vk_error("vkResetCommandBuffer", result);
@@ -180,6 +183,7 @@ Status Commands::submit() {
   result = api.vkWaitForFences(d, 1, &fence_, VK_TRUE, kSubmitTimeoutNs);
   if (result == VK_TIMEOUT) {
     // The work may still be running: keep its descriptors and fence as they are.
+    hung_ = true;
     return unavailable("backend vulkan: a submission ran past " +
                        std::to_string(kSubmitTimeoutNs / 1000000000) + " s on " +
                        device_->physical().info.name + " (the device may be hung)");

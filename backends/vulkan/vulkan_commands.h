@@ -69,6 +69,9 @@ class Commands {
   std::vector<VkDescriptorPool> descriptor_pools_;
   std::size_t current_pool_ = 0;
   bool recording_ = false;
+  // A submission ran past the timeout: its command buffer may still be in
+  // use, so nothing more is recorded (every later begin() fails).
+  bool hung_ = false;
 };
 
 }  // namespace tessera::vulkan

@@ -7,7 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -180,6 +182,29 @@ TEST_F(VulkanBackendTest, ChoosesDevicesByIndexAndName) {
   auto past = VulkanBackend::create(std::to_string(devices.size()));
   ASSERT_FALSE(past.ok());
   EXPECT_NE(past.status().message().find(devices[0].name), std::string::npos);
+}
+
+TEST_F(VulkanBackendTest, ExplainsAMissingDriver) {
+  // The loader with no driver to find (both names of its variable).
+  const char* old_files = std::getenv("VK_ICD_FILENAMES");
+  const char* old_drivers = std::getenv("VK_DRIVER_FILES");
+  const std::string saved_files = old_files ? old_files : "",
+                    saved_drivers = old_drivers ? old_drivers : "";
+  setenv("VK_ICD_FILENAMES", "/nonexistent/tessera_icd.json", 1);
+  setenv("VK_DRIVER_FILES", "/nonexistent/tessera_icd.json", 1);
+  auto none = VulkanBackend::create("auto");
+  if (old_files)
+    setenv("VK_ICD_FILENAMES", saved_files.c_str(), 1);
+  else
+    unsetenv("VK_ICD_FILENAMES");
+  if (old_drivers)
+    setenv("VK_DRIVER_FILES", saved_drivers.c_str(), 1);
+  else
+    unsetenv("VK_DRIVER_FILES");
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), StatusCode::kFailedPrecondition) << none.status().message();
+  EXPECT_NE(none.status().message().find("mesa-vulkan-drivers"), std::string::npos)
+      << none.status().message();
 }
 
 TEST_F(VulkanBackendTest, WritesReadsAndCopies) {
@@ -485,6 +510,18 @@ TEST_F(VulkanBackendTest, OpErrorsAreStickyUntilSynchronize) {
   EXPECT_NE(host_tensor.message().find("add(f32[16]"), std::string::npos) << host_tensor.message();
   EXPECT_NE(host_tensor.message().find("host memory"), std::string::npos) << host_tensor.message();
 
+  // A tensor past the largest binding that is not a weight is refused, naming the limit.
+  const uint64_t limit = vk_->device_info().max_binding_bytes;
+  if (limit < (uint64_t{1} << 30)) {
+    const int64_t count = static_cast<int64_t>(limit / 4) + 16;
+    DeviceTensor huge = on_device(nullptr, DType::kF32, {count});
+    vk_->scale(huge.tensor, 2.0f, huge.tensor);
+    const Status too_large = vk_->synchronize();
+    ASSERT_FALSE(too_large.ok());
+    EXPECT_NE(too_large.message().find("maxStorageBufferRange"), std::string::npos)
+        << too_large.message();
+  }
+
   std::vector<uint8_t> w = weights_of(DType::kQ8_0, 4, 64, 25);
   DeviceTensor dw = on_device(w.data(), DType::kQ8_0, {4, 64});
   std::vector<float> x(2 * 48, 1.0f);
@@ -496,6 +533,40 @@ TEST_F(VulkanBackendTest, OpErrorsAreStickyUntilSynchronize) {
   const Status blocks = vk_->synchronize();
   ASSERT_FALSE(blocks.ok());
   EXPECT_NE(blocks.message().find("blocks"), std::string::npos) << blocks.message();
+}
+
+// Not a check: what an op costs here, against the CPU backend (run with
+// --gtest_also_run_disabled_tests). Each op is one submission and wait.
+TEST_F(VulkanBackendTest, DISABLED_MeasuresMatmul) {
+  const int64_t m = 4096, k = 4096;
+  for (const DType dtype :
+       {DType::kF32, DType::kF16, DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ6_K})
+    for (const int64_t n : {1, 32}) {
+      std::vector<uint8_t> w = weights_of(dtype, m, k, 26);
+      std::vector<float> x = random_values(static_cast<std::size_t>(n * k), 27);
+      DeviceTensor dw = on_device(w.data(), dtype, {m, k});
+      DeviceTensor dx = on_device(x, {n, k});
+      DeviceTensor dout = on_device(nullptr, DType::kF32, {n, m});
+      std::vector<float> want(static_cast<std::size_t>(n * m));
+      const auto time_ms = [](auto&& op) {
+        op();  // pipelines, caches
+        const int reps = 3;
+        const auto start = std::chrono::steady_clock::now();
+        for (int r = 0; r < reps; ++r) op();
+        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                   .count() /
+               reps;
+      };
+      const double vk = time_ms([&] { vk_->matmul(dx.tensor, dw.tensor, dout.tensor); });
+      const Tensor hw = Tensor::contiguous(w.data(), dtype, {m, k});
+      const double cpu = time_ms([&] { cpu_->matmul(host(x, {n, k}), hw, host(want, {n, m})); });
+      std::printf("matmul %-5s [%lld x %lld] n=%-3lld vulkan %8.2f ms  cpu (2 threads) %8.2f ms\n",
+                  std::string(dtype_name(dtype)).c_str(), static_cast<long long>(m),
+                  static_cast<long long>(k), static_cast<long long>(n), vk, cpu);
+      EXPECT_MATCHES(download(dout.tensor), want,
+                     dtype_is_blocked(dtype) ? kQuantisedTolerance : kElementwiseTolerance,
+                     "matmul " << dtype_name(dtype));
+    }
 }
 
 }  // namespace
