@@ -13,7 +13,10 @@ foreach(name IN LISTS NAMES)
   endif()
   # Little-endian words: bytes b0 b1 b2 b3 -> 0xb3b2b1b0.
   string(REGEX REPLACE "(..)(..)(..)(..)" "0x\\4\\3\\2\\1u," words "${hex}")
-  string(REGEX REPLACE "((0x[0-9a-f]+u,){8})" "\\1\n    " words "${words}")
+  # Eight words a line (CMake's regular expressions have no {n}).
+  set(word "0x[0-9a-f]+u,")
+  string(REGEX REPLACE "(${word}${word}${word}${word}${word}${word}${word}${word})" "\\1\n    "
+         words "${words}")
   string(APPEND body "constexpr uint32_t k_${name}[] = {\n    ${words}};\n\n")
   string(APPEND table "    {\"${name}\", k_${name}, sizeof(k_${name}) / sizeof(uint32_t)},\n")
 endforeach()
