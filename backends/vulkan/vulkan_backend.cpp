@@ -12,6 +12,7 @@ namespace tessera {
 namespace {
 
 using vulkan::Binding;
+using vulkan::rope_cos_sin;
 using vulkan::Shader;
 using vulkan::VulkanBuffer;
 
@@ -20,6 +21,8 @@ constexpr uint64_t kLargestIndex = (uint64_t{1} << 32) - 256;  // shaders index 
 
 // Scratch slots (bind_scratch).
 constexpr int kCodesSlot = 0, kScalesSlot = 1, kSumsSlot = 2, kScoresSlot = 3;
+// attention's gathered K, V and mask.
+constexpr int kGatherKSlot = 4, kGatherVSlot = 5, kGatherMaskSlot = 6, kScratchSlots = 7;
 
 // elementwise.comp's OP.
 constexpr int kOpAdd = 0, kOpAddBias = 1, kOpScale = 2, kOpSwiglu = 3, kOpGeglu = 4;
@@ -65,18 +68,6 @@ bool inner_contiguous(const Tensor& t) {
 
 Status need(bool condition, const std::string& message) {
   return condition ? ok_status() : invalid_argument(message);
-}
-
-// RoPE's cos and sin, as backends/cpu/rope_table.h's rope_cos_sin computes
-// them (the same expressions, so the rotation matches the CPU's bit for bit).
-void rope_cos_sin(int64_t position, int64_t pair, int64_t head_dim, const RopeSpec& rope, float& c,
-                  float& s) {
-  float freq =
-      1.0f / std::pow(rope.theta, static_cast<float>(2 * pair) / static_cast<float>(head_dim));
-  if (!rope.freq_factors.empty()) freq /= rope.freq_factors[static_cast<std::size_t>(pair)];
-  const float angle = static_cast<float>(position) * rope.position_scale * freq;
-  c = std::cos(angle);
-  s = std::sin(angle);
 }
 
 struct ElementwisePush {
@@ -163,7 +154,7 @@ Status VulkanBackend::init(const BackendOptions& /*options*/) {
   pipelines_ = std::make_unique<vulkan::Pipelines>(device_);
   max_binding_ = std::min<uint64_t>(physical.info.max_binding_bytes, kLargestIndex);
   alignment_ = physical.min_storage_offset_alignment;
-  scratch_.resize(4);
+  scratch_.resize(kScratchSlots);
   return ok_status();
 }
 
@@ -183,11 +174,6 @@ bool VulkanBackend::supports_weight_dtype(DType dtype) const {
   for (const DType known : kAllDTypes)
     if (dtype == known) return true;
   return false;
-}
-
-bool VulkanBackend::supports_op(BackendOp op, DType dtype) const {
-  if (op == BackendOp::kAttention) return false;  // needs K/V in device memory (step 2)
-  return Backend::supports_op(op, dtype);
 }
 
 Result<std::unique_ptr<Buffer>> VulkanBackend::allocate(std::size_t bytes, BufferUsage usage) {
@@ -335,7 +321,7 @@ Result<VulkanBackend::Bound> VulkanBackend::bind(const char* name, const Tensor&
   return bound;
 }
 
-Result<VulkanBackend::Bound> VulkanBackend::bind_scratch(int slot, std::size_t bytes) {
+Result<VulkanBuffer*> VulkanBackend::scratch_buffer(int slot, std::size_t bytes) {
   bytes = std::max<std::size_t>((bytes + 3) / 4 * 4, 4);
   if (bytes > max_binding_)
     return resource_exhausted("scratch of " + std::to_string(bytes) +
@@ -344,14 +330,28 @@ Result<VulkanBackend::Bound> VulkanBackend::bind_scratch(int slot, std::size_t b
                               std::to_string(max_binding_) + " bytes)");
   auto& buffer = scratch_[static_cast<std::size_t>(slot)];
   if (!buffer || buffer->size() < bytes) {
+    // At least twice what it had (up to the largest binding), so a context
+    // that lengthens by a token a step seldom reallocates it.
+    const std::size_t doubled = buffer ? static_cast<std::size_t>(std::min<uint64_t>(
+                                             max_binding_, uint64_t{2} * buffer->size()))
+                                       : 0;
     buffer.reset();
-    auto made = VulkanBuffer::create(device_, std::max(bytes, buffer ? 0 : std::size_t{4096}),
+    auto made = VulkanBuffer::create(device_, std::max({bytes, std::size_t{4096}, doubled}),
                                      BufferUsage::kActivations, false);
+    if (!made.ok() && doubled > bytes)  // no room to double: what is asked, exactly
+      made = VulkanBuffer::create(device_, std::max(bytes, std::size_t{4096}),
+                                  BufferUsage::kActivations, false);
     if (!made.ok()) return made.status();
     buffer = std::move(made).value();
   }
+  return buffer.get();
+}
+
+Result<VulkanBackend::Bound> VulkanBackend::bind_scratch(int slot, std::size_t bytes) {
+  auto buffer = scratch_buffer(slot, bytes);
+  if (!buffer.ok()) return buffer.status();
   Bound bound;
-  bound.binding = {buffer->handle(), 0, bytes};
+  bound.binding = {buffer.value()->handle(), 0, std::max<std::size_t>((bytes + 3) / 4 * 4, 4)};
   return bound;
 }
 
@@ -690,12 +690,67 @@ void VulkanBackend::matmul(const Tensor& x, const Tensor& w, const Tensor& out) 
   run("matmul", {&x, &w, &out}, [&] { return record_matmul(x, w, out); });
 }
 
+Status VulkanBackend::read_extent(const char* name, const Tensor& t, std::vector<float>& host) {
+  auto buffer = device_buffer(name, t);
+  if (!buffer.ok()) return buffer.status();
+  RETURN_IF_ERROR(need(t.dtype == DType::kF32 && t.offset % 4 == 0,
+                       std::string(name) + " must be f32 at a multiple of 4 bytes"));
+  const uint64_t floats = extent_bytes(t) / 4;
+  host.resize(static_cast<std::size_t>(floats));
+  if (floats == 0) return ok_status();
+  const Tensor whole =
+      Tensor::in_buffer(*t.buffer, t.offset, DType::kF32, {static_cast<int64_t>(floats)});
+  return read(whole, std::as_writable_bytes(std::span(host)));
+}
+
+Status VulkanBackend::prepare_attention(const AttentionParams& p, MaskedAttentionParams& masked) {
+  if (!device_) return failed_precondition("the backend was not initialised (init())");
+  RETURN_IF_ERROR(vulkan::AttentionGather::check(p));
+  const int64_t n = p.q.dim(0), head_dim = p.q.dim(2), kv_heads = p.batch_k.dim(1);
+  vulkan::HostBatch batch;
+  if (n > 0 && vulkan::AttentionGather::batch_on_host(p)) {
+    // Keys turned on the host: the batch's K/V read back to be gathered too.
+    RETURN_IF_ERROR(read_extent("batch_k", p.batch_k, batch_k_host_));
+    RETURN_IF_ERROR(read_extent("batch_v", p.batch_v, batch_v_host_));
+    batch = {batch_k_host_.data(), batch_v_host_.data(), p.batch_k.stride[0],
+             p.batch_k.stride[1],  p.batch_v.stride[0],  p.batch_v.stride[1]};
+  }
+  gather_.gather(p, batch);
+  const int64_t slots = gather_.columns();
+  const auto kv_bytes = static_cast<std::size_t>(kv_heads * slots * head_dim) * sizeof(float);
+  const auto mask_bytes = static_cast<std::size_t>(n * (slots + n)) * sizeof(float);
+  VulkanBuffer* buffers[3] = {};
+  const int slot_of[3] = {kGatherKSlot, kGatherVSlot, kGatherMaskSlot};
+  const std::size_t bytes[3] = {kv_bytes, kv_bytes, mask_bytes};
+  const float* host[3] = {gather_.k().data(), gather_.v().data(), gather_.mask().data()};
+  for (int b = 0; b < 3; ++b) {
+    auto buffer = scratch_buffer(slot_of[b], bytes[b]);
+    if (!buffer.ok()) return buffer.status().with_context("the gathered K/V and mask");
+    buffers[b] = buffer.value();
+    if (bytes[b] > 0)
+      RETURN_IF_ERROR(transfer(*buffers[b], 0,
+                               reinterpret_cast<std::byte*>(const_cast<float*>(host[b])), bytes[b],
+                               true));
+  }
+  masked.q = p.q;
+  masked.cache_k = Tensor::in_buffer(*buffers[0], 0, DType::kF32, {kv_heads, slots, head_dim});
+  masked.cache_v = Tensor::in_buffer(*buffers[1], 0, DType::kF32, {kv_heads, slots, head_dim});
+  masked.batch_k = p.batch_k;
+  masked.batch_v = p.batch_v;
+  masked.mask = Tensor::in_buffer(*buffers[2], 0, DType::kF32, {n, slots + n});
+  masked.out = p.out;
+  return ok_status();
+}
+
 void VulkanBackend::attention(const AttentionParams& params) {
-  run("attention", {&params.q, &params.out}, [] {
-    return unimplemented(
-        "attention over stored K/V views is not implemented by the Vulkan backend yet (it needs "
-        "the cache in device memory, docs/backends.md step 2); supports_op(attention) is false");
-  });
+  MaskedAttentionParams masked;
+  const Status status = prepare_attention(params, masked);
+  if (!status.ok()) {
+    fail("attention", {&params.q, &params.batch_k, &params.out}, status);
+    return;
+  }
+  run("attention", {&params.q, &params.batch_k, &params.out},
+      [&] { return record_masked_attention(masked); });
 }
 
 Status VulkanBackend::record_masked_attention(const MaskedAttentionParams& p) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/vulkan/attention_gather.h"
 #include "backends/vulkan/vulkan_buffer.h"
 #include "backends/vulkan/vulkan_commands.h"
 #include "backends/vulkan/vulkan_device.h"
@@ -38,7 +39,6 @@ class VulkanBackend final : public Backend {
   DeviceInfo device_info() const override;
   std::vector<DeviceInfo> devices() const override;
   bool supports_weight_dtype(DType dtype) const override;
-  bool supports_op(BackendOp op, DType dtype) const override;
   using Backend::allocate;
   // Device memory (host_data() null) whatever the usage.
   Result<std::unique_ptr<Buffer>> allocate(std::size_t bytes, BufferUsage usage) override;
@@ -59,8 +59,13 @@ class VulkanBackend final : public Backend {
   void add_bias(const Tensor& x, const Tensor& bias, const Tensor& out) override;
   void geglu(const Tensor& gate, const Tensor& up, const Tensor& out) override;
   void scale(const Tensor& x, float factor, const Tensor& out) override;
-  // Not yet: attention over stored K/V views needs them in device memory
-  // (docs/backends.md, step 2). Calling it records an error.
+  // Over stored K/V that still live on the host (until docs/backends.md step
+  // 2): the entries a query may see gathered on the host into one dense K/V
+  // with the CPU's visibility as an additive mask (attention_gather.h),
+  // uploaded once per call into buffers kept between calls, then run as
+  // masked_attention. Keys kept before RoPE and sinks moved by reassign are
+  // turned on the host (the batch's keys then read back for it). Encoded
+  // views are refused: the caller passes decoded f32 views.
   void attention(const AttentionParams& params) override;
   void masked_attention(const MaskedAttentionParams& params) override;
   void cache_update(const Tensor& cache, const Tensor& keep, const Tensor& insert,
@@ -82,6 +87,9 @@ class VulkanBackend final : public Backend {
   Result<Bound> bind(const char* name, const Tensor& t) const;
   Result<vulkan::VulkanBuffer*> device_buffer(const char* name, const Tensor& t) const;
   Result<Bound> bind_scratch(int slot, std::size_t bytes);
+  // The scratch buffer of `slot`, at least `bytes` (grown, at least doubling,
+  // never shrunk).
+  Result<vulkan::VulkanBuffer*> scratch_buffer(int slot, std::size_t bytes);
   // Host bytes for this op (tokens, RoPE angles), in the upload buffer.
   Status reserve_uploads(std::size_t bytes);
   Result<Bound> upload(const void* data, std::size_t bytes);
@@ -100,6 +108,12 @@ class VulkanBackend final : public Backend {
   Status record_elementwise(int op, const Tensor& a, const Tensor* b, float factor,
                             const Tensor& out);
   Status record_masked_attention(const MaskedAttentionParams& p);
+  // attention's host part: the gather, its uploads, and the masked_attention
+  // call over them (`masked`).
+  Status prepare_attention(const AttentionParams& p, MaskedAttentionParams& masked);
+  // The floats from t's first element to just past its last (t f32 in this
+  // backend's memory), read back into `host`.
+  Status read_extent(const char* name, const Tensor& t, std::vector<float>& host);
   Status record_cache_update(const Tensor& cache, const Tensor& keep, const Tensor& insert,
                              const Tensor& rows);
 
@@ -117,6 +131,9 @@ class VulkanBackend final : public Backend {
   std::vector<std::unique_ptr<vulkan::VulkanBuffer>> scratch_;
   // Weights adopt_weights uploaded (they live as long as the backend).
   std::vector<std::unique_ptr<vulkan::VulkanBuffer>> weights_;
+  // attention's gather (host) and the batch's K/V read back for it.
+  vulkan::AttentionGather gather_;
+  std::vector<float> batch_k_host_, batch_v_host_;
   uint64_t max_binding_ = 0;
   uint64_t alignment_ = 16;
   Status error_;

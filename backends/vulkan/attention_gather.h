@@ -1,0 +1,124 @@
+// Backend::attention on the Vulkan backend while the stored K/V still live on
+// the host (docs/backends.md, before step 2): the host gathers every stored
+// entry a query of its view may see into one dense K and V [kv_heads, S,
+// head_dim], and builds the additive mask [n, S + n] (0 seen, -inf hidden)
+// from the CPU's rule (backends/cpu/visible_keys.h), so that masked_attention
+// (shaders/masked_attention.comp) gives what the CPU's attention gives.
+//
+// Keys that must be turned by RoPE as they are read (stored before RoPE, or
+// sinks moved under WindowRule::reassign) are turned here, on the host, with
+// the CPU's formula (backends/cpu/rope_table.h). Where the turn depends on the
+// query (a sink moved by sink_shift of the query's position), the entry is
+// gathered once per distinct turn, each copy seen only by the queries that
+// turn it so. The batch's own keys need that too when they are kept before
+// RoPE or a moved sink is among them: the caller then hands their host copies
+// in, and they are gathered after the stored entries like them (their batch
+// columns of the mask all hidden).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "core/backend/backend.h"
+
+namespace tessera::vulkan {
+
+// RoPE's cos and sin, as backends/cpu/rope_table.h's rope_cos_sin computes
+// them (the same expressions, so the rotation matches the CPU's bit for bit).
+inline void rope_cos_sin(int64_t position, int64_t pair, int64_t head_dim, const RopeSpec& rope,
+                         float& c, float& s) {
+  float freq =
+      1.0f / std::pow(rope.theta, static_cast<float>(2 * pair) / static_cast<float>(head_dim));
+  if (!rope.freq_factors.empty()) freq /= rope.freq_factors[static_cast<std::size_t>(pair)];
+  const float angle = static_cast<float>(position) * rope.position_scale * freq;
+  c = std::cos(angle);
+  s = std::sin(angle);
+}
+
+// The batch's keys and values on the host: key j of kv head h at k + j * s0 +
+// h * s1 (likewise v).
+struct HostBatch {
+  const float* k = nullptr;
+  const float* v = nullptr;
+  int64_t k_s0 = 0, k_s1 = 0, v_s0 = 0, v_s1 = 0;
+};
+
+class AttentionGather {
+ public:
+  // Whether the call is one gather() takes: f32 decoded host segments of
+  // [kv_heads, count, head_dim], one position and view per token (a view that
+  // exists), one branch per token or none, a visibility row per token, an
+  // even head_dim and head_dim / 2 freq_factors when keys are turned. The
+  // error names what is not.
+  static Status check(const AttentionParams& p);
+  // Whether the batch's keys must be gathered (turned on the host): kept
+  // before RoPE, or a batch key below the sink seen by a query whose sinks
+  // move.
+  static bool batch_on_host(const AttentionParams& p);
+
+  // Gathers for `p` (check() passed); `batch` holds the batch's keys and
+  // values when batch_on_host(p), else is unused.
+  void gather(const AttentionParams& p, const HostBatch& batch);
+
+  int64_t columns() const { return columns_; }  // S
+  const std::vector<float>& k() const { return k_; }
+  const std::vector<float>& v() const { return v_; }
+  const std::vector<float>& mask() const { return mask_; }
+
+ private:
+  // One gathered entry: its key and value (kv head 0, then every head_stride
+  // floats), the position it is turned at (kNoTurn: as stored), and which
+  // stored entry or batch key it is, to test who sees it.
+  struct Column {
+    const float* k;
+    const float* v;
+    int64_t k_head, v_head;
+    int64_t turn;
+    int32_t view;  // -1: batch key `entry`
+    const KVSegment* segment;
+    int64_t entry;
+  };
+  static constexpr int64_t kNoTurn = INT64_MIN;
+
+  struct Query {
+    int64_t position, shift;
+    BranchId branch;
+  };
+
+  void start(const AttentionParams& p);
+  // Whether query i sees the column's entry (by window, branch, in_batch),
+  // and the turn it reads it at.
+  bool sees(int64_t i, const Column& c, int64_t& turn) const;
+  int64_t turn_for(int64_t p, int64_t shift) const;
+  // One column per distinct turn the queries that see it use.
+  void offer(const Column& c, const std::vector<int64_t>& queries);
+  void fill_mask(int64_t n);
+  void fill_keys(int64_t kv_heads, int64_t head_dim);
+  void turn(const float* src, int64_t position, float* dst) const;
+  void prepare_table(int64_t head_dim, const RopeSpec& rope, int64_t positions);
+
+  const AttentionParams* p_ = nullptr;
+  bool before_rope_ = false;
+  bool has_branches_ = false;
+  std::vector<Query> queries_;
+  std::vector<std::vector<int64_t>> queries_of_view_;
+  std::vector<int64_t> all_queries_;
+  std::vector<Column> columns_list_;
+  std::vector<int64_t> turns_;  // scratch of offer()
+  bool batch_gathered_ = false;
+  int64_t columns_ = 0;
+  std::vector<float> k_, v_, mask_;
+
+  // RoPE's cos and sin for positions [0, table_positions_), as the CPU's
+  // table (rope_table.h); past it they are computed on the spot.
+  int64_t table_head_dim_ = 0;
+  RopeSpec table_rope_;
+  std::vector<float> table_factors_;
+  int64_t table_positions_ = 0;
+  std::vector<float> table_;
+  RopeSpec rope_;
+  int64_t head_dim_ = 0;
+};
+
+}  // namespace tessera::vulkan
