@@ -1,7 +1,7 @@
-// The forward's scratch as host floats. The transformer still reads and writes
-// its activations on the host between ops (docs/backends.md, steps 3 and 4),
-// so a backend whose activation buffers are device memory cannot run it yet:
-// this says so, instead of handing the forward a null pointer.
+// Scratch as host floats, for the code that still reads and writes its
+// activations on the host between ops (the fixed-shape step: docs/backends.md,
+// steps 3 and 4): a backend whose activation buffers are device memory cannot
+// run it yet, and this says so instead of handing it a null pointer.
 #pragma once
 
 #include "core/backend/backend.h"

@@ -5,8 +5,9 @@
 namespace tessera {
 namespace {
 
+// The same memory as rows of `width` (host or device alike).
 Tensor rows_of(const Tensor& t, int64_t rows, int64_t width) {
-  return Tensor::contiguous(t.data, DType::kF32, {rows, width});
+  return t.reshaped({rows, width});
 }
 
 }  // namespace
@@ -71,9 +72,13 @@ void feed_forward_block(Backend& backend, const ModelConfig& c, const LayerSpec&
 }
 
 RopeSpec layer_rope(const ModelConfig& c, const ModelWeights& w, const LayerSpec& spec) {
+  if (w.rope_freqs.data == nullptr) return layer_rope(std::span<const float>(), spec);
+  return layer_rope({w.rope_freqs.f32(), static_cast<std::size_t>(c.head_dim / 2)}, spec);
+}
+
+RopeSpec layer_rope(std::span<const float> freq_factors, const LayerSpec& spec) {
   RopeSpec rope = spec.rope;
-  if (spec.rope_freq_factors && w.rope_freqs.data != nullptr)
-    rope.freq_factors = {w.rope_freqs.f32(), static_cast<std::size_t>(c.head_dim / 2)};
+  if (spec.rope_freq_factors && !freq_factors.empty()) rope.freq_factors = freq_factors;
   return rope;
 }
 

@@ -39,5 +39,8 @@ void feed_forward_block(Backend& backend, const ModelConfig& config, const Layer
 // The layer's RoPE with the model's frequency factors attached (read where
 // the weights are now: a backend may have moved them).
 RopeSpec layer_rope(const ModelConfig& config, const ModelWeights& weights, const LayerSpec& spec);
+// The same with the factors given as host floats (head_dim / 2 of them): a
+// forward whose weights live on a device reads them back once.
+RopeSpec layer_rope(std::span<const float> freq_factors, const LayerSpec& spec);
 
 }  // namespace tessera

@@ -7,7 +7,6 @@
 
 #include "core/cache/checked_cache_store.h"
 #include "core/model/batch_visibility.h"
-#include "core/model/host_scratch.h"
 #include "core/model/layer_blocks.h"
 #include "core/model/weight_check.h"
 #include "core/util/strings.h"
@@ -19,7 +18,18 @@ Tensor f32_view(float* data, std::initializer_list<int64_t> shape) {
   return Tensor::contiguous(data, DType::kF32, shape);
 }
 
+std::span<std::byte> bytes_of(float* data, std::size_t floats) {
+  return {reinterpret_cast<std::byte*>(data), floats * sizeof(float)};
+}
+
 }  // namespace
+
+Tensor Transformer::at(const Scratch& area, int64_t first, std::initializer_list<int64_t> shape) {
+  Tensor t = f32_view(area.host == nullptr ? nullptr : area.host + first, shape);
+  t.buffer = area.buffer;
+  t.offset = static_cast<std::size_t>(first) * sizeof(float);
+  return t;
+}
 
 Transformer::Transformer(const LoadedModel& model, Backend& backend, int max_batch)
     : model_(model), backend_(backend), max_batch_(max_batch), specs_(layer_specs(model.config)) {}
@@ -63,7 +73,7 @@ Status check_weight_dtypes(const LoadedModel& model, const Backend& backend) {
     if (spec.post_ffn_norm) extras.emplace_back(&l.post_ffn_norm, "post-ffn norm");
     if (spec.rope_freq_factors) extras.emplace_back(&w.rope_freqs, "rope_freqs");
     for (const auto& [tensor, name] : extras) {
-      if (tensor->data == nullptr)
+      if (tensor->data == nullptr && tensor->buffer == nullptr)
         return invalid_argument("model " + model.path + ": " + layer + "needs its " + name +
                                 " (the layer's description has it) but the weights do not");
       RETURN_IF_ERROR(norm(*tensor, layer + name));
@@ -103,10 +113,12 @@ Status Transformer::allocate_scratch() {
   const std::size_t n = static_cast<std::size_t>(max_batch_);
   const std::size_t kv = static_cast<std::size_t>(c.n_kv_heads * c.head_dim);
   const std::size_t layers = static_cast<std::size_t>(c.n_layers);
-  const auto take = [&](std::size_t floats, float*& out) -> Status {
+  const auto take = [&](std::size_t floats, Scratch& out) -> Status {
     ASSIGN_OR_RETURN(auto buffer,
                      backend_.allocate(floats * sizeof(float), BufferUsage::kActivations));
-    ASSIGN_OR_RETURN(out, host_floats(*buffer, backend_));
+    out.buffer = buffer.get();
+    out.host = static_cast<float*>(buffer->host_data());
+    device_ = out.host == nullptr;
     buffers_.push_back(std::move(buffer));
     scratch_bytes_ += floats * sizeof(float);
     return ok_status();
@@ -124,6 +136,24 @@ Status Transformer::allocate_scratch() {
   RETURN_IF_ERROR(take(n * static_cast<std::size_t>(c.hidden_dim), up_));
   RETURN_IF_ERROR(take(n * static_cast<std::size_t>(c.vocab_size), logits_));
   RETURN_IF_ERROR(take(n * static_cast<std::size_t>(c.dim), hidden_));
+  if (device_) {
+    logits_host_.resize(n * static_cast<std::size_t>(c.vocab_size));
+    hidden_host_.resize(n * static_cast<std::size_t>(c.dim));
+    k_host_.resize(layers * n * kv);
+    v_host_.resize(layers * n * kv);
+    codec_in_.resize(n * kv);
+    codec_out_.resize(n * kv);
+  }
+  // RoPE's frequency factors are host floats in every RopeSpec: read back
+  // once where a backend moved them to its device.
+  const Tensor& freqs = model_.weights.rope_freqs;
+  if (freqs.data != nullptr) {
+    rope_freqs_ = {freqs.f32(), static_cast<std::size_t>(c.head_dim / 2)};
+  } else if (freqs.buffer != nullptr) {
+    rope_freqs_host_.resize(static_cast<std::size_t>(freqs.elements()));
+    RETURN_IF_ERROR(backend_.read(freqs, std::as_writable_bytes(std::span(rope_freqs_host_))));
+    rope_freqs_ = {rope_freqs_host_.data(), static_cast<std::size_t>(c.head_dim / 2)};
+  }
   const std::size_t words = (n + 63) / 64;
   in_batch_.resize(n * words);
   view_of_.resize(n);
@@ -298,13 +328,15 @@ Status Transformer::check_transient(const CheckedCacheStore& cache,
 Tensor Transformer::pending_k() const {
   const ModelConfig& c = model_.config;
   if (pending_tokens_ == 0) return Tensor{};
-  return f32_view(k_new_, {c.n_layers, pending_tokens_, c.n_kv_heads, c.head_dim});
+  return f32_view(const_cast<float*>(fed_k()),
+                  {c.n_layers, pending_tokens_, c.n_kv_heads, c.head_dim});
 }
 
 Tensor Transformer::pending_v() const {
   const ModelConfig& c = model_.config;
   if (pending_tokens_ == 0) return Tensor{};
-  return f32_view(v_new_, {c.n_layers, pending_tokens_, c.n_kv_heads, c.head_dim});
+  return f32_view(const_cast<float*>(fed_v()),
+                  {c.n_layers, pending_tokens_, c.n_kv_heads, c.head_dim});
 }
 
 Result<std::span<const float>> Transformer::forward(CheckedCacheStore& cache, const Batch& batch,
@@ -342,10 +374,11 @@ Result<std::span<const float>> Transformer::forward(CheckedCacheStore& cache, co
   const ModelConfig& c = model_.config;
   if (n <= max_batch_ && runs_every_layer(options)) pending_tokens_ = n;
   if (options.output_hidden)
-    hidden_rows_ = {hidden_, static_cast<std::size_t>(rows) * static_cast<std::size_t>(c.dim)};
+    hidden_rows_ = {hidden_rows(),
+                    static_cast<std::size_t>(rows) * static_cast<std::size_t>(c.dim)};
   if (!options.output_logits) return std::span<const float>();
   return std::span<const float>(
-      logits_, static_cast<std::size_t>(rows) * static_cast<std::size_t>(c.vocab_size));
+      logits_rows(), static_cast<std::size_t>(rows) * static_cast<std::size_t>(c.vocab_size));
 }
 
 Status Transformer::commit_pending(CheckedCacheStore& cache, const Batch& batch,
@@ -373,6 +406,32 @@ const float* Transformer::through_codec(const Compressor& codec, const float* sr
   codec.encode(src, vectors, width, codec_bytes_.data());
   codec.decode(codec_bytes_.data(), vectors, width, dst);
   return dst;
+}
+
+Result<Tensor> Transformer::batch_through_codec(const Compressor& codec, const Tensor& src,
+                                                const Scratch& dst, int64_t vectors, int width) {
+  if (codec.stores_raw_f32()) return src;
+  const Tensor seen = at(dst, 0, {src.dim(0), src.dim(1), src.dim(2)});
+  if (!device_) {
+    through_codec(codec, src.f32(), vectors, width, seen.f32());
+    return seen;
+  }
+  // No device kernels for codecs yet (docs/backends.md, step 5): the layer is
+  // split at the codec point, its K or V read back, encoded and decoded on
+  // the host, and written again.
+  const auto floats = static_cast<std::size_t>(src.elements());
+  RETURN_IF_ERROR(backend_.read(src, bytes_of(codec_in_.data(), floats)));
+  through_codec(codec, codec_in_.data(), vectors, width, codec_out_.data());
+  RETURN_IF_ERROR(backend_.write(seen, std::as_bytes(std::span(codec_out_.data(), floats))));
+  return seen;
+}
+
+Status Transformer::read_fed_kv(int64_t n) {
+  const ModelConfig& c = model_.config;
+  const int64_t floats = c.n_layers * n * c.n_kv_heads * c.head_dim;
+  const auto size = static_cast<std::size_t>(floats);
+  RETURN_IF_ERROR(backend_.read(at(k_new_, 0, {floats}), bytes_of(k_host_.data(), size)));
+  return backend_.read(at(v_new_, 0, {floats}), bytes_of(v_host_.data(), size));
 }
 
 Status Transformer::forward_chunk(CheckedCacheStore& cache, const Batch& batch, int32_t begin,
@@ -404,15 +463,15 @@ Status Transformer::forward_chunk(CheckedCacheStore& cache, const Batch& batch, 
   build_in_batch_visibility(batch, begin, count, in_batch_);
   views_.resize(chunk_seqs_.size());
 
-  const Tensor q = f32_view(q_, {n, c.n_heads, c.head_dim});
-  const Tensor attn = f32_view(attn_, {n, c.n_heads, c.head_dim});
-  const Tensor attn_flat = f32_view(attn_, {n, static_cast<int64_t>(c.n_heads) * c.head_dim});
+  const Tensor q = at(q_, 0, {n, c.n_heads, c.head_dim});
+  const Tensor attn = at(attn_, 0, {n, c.n_heads, c.head_dim});
+  const Tensor attn_flat = at(attn_, 0, {n, static_cast<int64_t>(c.n_heads) * c.head_dim});
   LayerActivations act;
-  act.x = f32_view(x_, {n, c.dim});
-  act.xb = f32_view(xb_, {n, c.dim});
+  act.x = at(x_, 0, {n, c.dim});
+  act.xb = at(xb_, 0, {n, c.dim});
   act.q = q;
-  act.gate = f32_view(gate_, {n, c.hidden_dim});
-  act.up = f32_view(up_, {n, c.hidden_dim});
+  act.gate = at(gate_, 0, {n, c.hidden_dim});
+  act.up = at(up_, 0, {n, c.hidden_dim});
   const bool keys_before_rope = cache.stored_keys() == StoredKeys::kBeforeRope;
   // The codec's vectors: one per head, or one per token (cache.codec_span);
   // k_new_/v_new_ keep an entry's heads contiguous either way.
@@ -439,43 +498,55 @@ Status Transformer::forward_chunk(CheckedCacheStore& cache, const Batch& batch, 
     backend_.embedding(w.token_embedding, tokens, act.x);
     if (c.embedding_scale != 1.0f) backend_.scale(act.x, c.embedding_scale, act.x);
   } else {
-    std::copy_n(options.hidden_in.data() + static_cast<std::ptrdiff_t>(begin) * c.dim,
-                static_cast<std::ptrdiff_t>(n) * c.dim, x_);
+    const std::span<const float> rows =
+        options.hidden_in.subspan(static_cast<std::size_t>(begin) * static_cast<std::size_t>(c.dim),
+                                  static_cast<std::size_t>(n) * static_cast<std::size_t>(c.dim));
+    if (device_) {
+      RETURN_IF_ERROR(backend_.write(act.x, std::as_bytes(rows)));
+    } else {
+      std::copy(rows.begin(), rows.end(), x_.host);
+    }
   }
   const int layer_end = end_layer(options);
   for (int l = options.layer_begin; l < layer_end; ++l) {
     const LayerWeights& lw = w.layers[static_cast<std::size_t>(l)];
     const LayerSpec& spec = specs_[static_cast<std::size_t>(l)];
     const Compressor& codec = cache.codec(l);
-    float* k_layer = k_new_ + l * layer_stride;
-    float* v_layer = v_new_ + l * layer_stride;
-    act.k = f32_view(k_layer, {n, c.n_kv_heads, c.head_dim});
-    act.v = f32_view(v_layer, {n, c.n_kv_heads, c.head_dim});
+    act.k = at(k_new_, l * layer_stride, {n, c.n_kv_heads, c.head_dim});
+    act.v = at(v_new_, l * layer_stride, {n, c.n_kv_heads, c.head_dim});
 
     // Attention block: x += wo * attention(q, k, v) of norm(x) as the layer
     // describes them, with the batch's K/V through the layer's codec, as the
     // cache will hold them. Attention reads the batch's keys as the cache
     // holds them: rotated, or before RoPE (then rotated as they are read,
     // like the stored ones).
-    const RopeSpec rope = layer_rope(c, w, spec);
+    const RopeSpec rope = layer_rope(rope_freqs_, spec);
     attention_inputs(backend_, c, spec, rope, lw, act, positions, !keys_before_rope);
-    const float* k_seen = through_codec(codec, k_layer, vectors, geometry.vector_width(), k_seen_);
-    const float* v_seen = through_codec(codec, v_layer, vectors, geometry.vector_width(), v_seen_);
-    params.batch_k = f32_view(const_cast<float*>(k_seen), {n, c.n_kv_heads, c.head_dim});
-    params.batch_v = f32_view(const_cast<float*>(v_seen), {n, c.n_kv_heads, c.head_dim});
+    ASSIGN_OR_RETURN(params.batch_k,
+                     batch_through_codec(codec, act.k, k_seen_, vectors, geometry.vector_width()));
+    ASSIGN_OR_RETURN(params.batch_v,
+                     batch_through_codec(codec, act.v, v_seen_, vectors, geometry.vector_width()));
     params.rope = rope;
     params.rule = layer_window_rule(store_rule, spec.sliding_window);
     // A codec that attends encoded is read without decoding, unless keys must
-    // be rotated at read time (before RoPE, or sinks moved by reassign).
+    // be rotated at read time (before RoPE, or sinks moved by reassign), or
+    // the backend is a device's (its attention reads decoded host views until
+    // K/V move to the device: docs/backends.md, step 2).
     const bool encoded = codec.attends_encoded() && !codec.stores_raw_f32() && !keys_before_rope &&
-                         !params.rule.reassign;
+                         !params.rule.reassign && !device_;
     RETURN_IF_ERROR(build_views(cache, l, encoded, options));
     backend_.attention(params);
     attention_output(backend_, c, spec, lw, attn_flat, act);
     feed_forward_block(backend_, c, spec, lw, act);
   }
 
+  // What a device met while running the layers (the CPU: always ok).
+  RETURN_IF_ERROR(backend_.synchronize());
   if (!output_rows_.empty()) RETURN_IF_ERROR(output_logits(first_row, positions, options));
+  // The store (host memory) appends from the host; commit_pending and
+  // pending_k/v read the same copy.
+  if (device_ && (!write_rows_.empty() || runs_every_layer(options)))
+    RETURN_IF_ERROR(read_fed_kv(n));
   return append_rows(cache, batch, begin, count, write_rows_);
 }
 
@@ -546,31 +617,47 @@ Status Transformer::output_logits(int32_t first_row, std::span<const int32_t> po
   bool contiguous = true;
   for (int64_t r = 0; r < rows; ++r)
     contiguous = contiguous && output_rows_[static_cast<std::size_t>(r)] == output_rows_[0] + r;
-  const float* source = x_ + static_cast<int64_t>(output_rows_[0]) * c.dim;
+  Tensor source = at(x_, static_cast<int64_t>(output_rows_[0]) * c.dim, {rows, c.dim});
   if (!contiguous) {
     // xb_ is free now: gather there, then normalise in place.
-    for (int64_t r = 0; r < rows; ++r)
-      std::copy_n(x_ + static_cast<int64_t>(output_rows_[static_cast<std::size_t>(r)]) * c.dim,
-                  c.dim, xb_ + r * c.dim);
-    source = xb_;
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t row = output_rows_[static_cast<std::size_t>(r)];
+      if (device_) {
+        RETURN_IF_ERROR(backend_.copy(at(x_, row * c.dim, {c.dim}), at(xb_, r * c.dim, {c.dim})));
+      } else {
+        std::copy_n(x_.host + row * c.dim, c.dim, xb_.host + r * c.dim);
+      }
+    }
+    source = at(xb_, 0, {rows, c.dim});
   }
-  if (options.output_hidden)
-    std::copy_n(source, rows * c.dim, hidden_ + static_cast<int64_t>(first_row) * c.dim);
+  const auto row_floats = static_cast<std::size_t>(rows) * static_cast<std::size_t>(c.dim);
+  if (options.output_hidden) {
+    float* kept = hidden_rows() + static_cast<int64_t>(first_row) * c.dim;
+    if (device_) {
+      RETURN_IF_ERROR(backend_.read(source, bytes_of(kept, row_floats)));
+    } else {
+      std::copy_n(source.f32(), row_floats, kept);
+    }
+  }
   if (!options.output_logits) return ok_status();
-  const Tensor x_rows = f32_view(const_cast<float*>(source), {rows, c.dim});
-  const Tensor xb_rows = f32_view(xb_, {rows, c.dim});
-  backend_.rms_norm(x_rows, w.output_norm, c.rms_eps, xb_rows);
-  float* out = logits_ + static_cast<int64_t>(first_row) * c.vocab_size;
-  backend_.matmul(xb_rows, w.output, f32_view(out, {rows, c.vocab_size}));
+  const Tensor xb_rows = at(xb_, 0, {rows, c.dim});
+  backend_.rms_norm(source, w.output_norm, c.rms_eps, xb_rows);
+  const Tensor logits =
+      at(logits_, static_cast<int64_t>(first_row) * c.vocab_size, {rows, c.vocab_size});
+  backend_.matmul(xb_rows, w.output, logits);
+  const std::size_t total = static_cast<std::size_t>(rows) * static_cast<std::size_t>(c.vocab_size);
+  float* out = logits_rows() + static_cast<int64_t>(first_row) * c.vocab_size;
+  if (device_) {
+    // The host waits here, for the logits it asked for.
+    RETURN_IF_ERROR(backend_.synchronize());
+    RETURN_IF_ERROR(backend_.read(logits, bytes_of(out, total)));
+  }
   if (c.final_logit_softcap > 0.0f) {
-    const std::size_t size =
-        static_cast<std::size_t>(rows) * static_cast<std::size_t>(c.vocab_size);
     const float cap = c.final_logit_softcap;
-    for (std::size_t i = 0; i < size; ++i) out[i] = cap * std::tanh(out[i] / cap);
+    for (std::size_t i = 0; i < total; ++i) out[i] = cap * std::tanh(out[i] / cap);
   }
   // NaN or inf weights (or an overflow) end here; the sampler and the
   // scorer may rely on finite logits.
-  const std::size_t total = static_cast<std::size_t>(rows) * static_cast<std::size_t>(c.vocab_size);
   for (std::size_t i = 0; i < total; ++i)
     if (!std::isfinite(out[i]))
       return non_finite_logit(out[i],
@@ -592,8 +679,10 @@ Status Transformer::append_rows(CheckedCacheStore& cache, const Batch& batch, in
   bool simple = chunk_seqs_.size() == 1 && static_cast<int32_t>(rows.size()) == count;
   for (int32_t i = 0; i < count && simple; ++i) simple = rows[static_cast<std::size_t>(i)] == i;
   if (simple) {
-    const Tensor k_all = f32_view(k_new_, {c.n_layers, n, c.n_kv_heads, c.head_dim});
-    const Tensor v_all = f32_view(v_new_, {c.n_layers, n, c.n_kv_heads, c.head_dim});
+    const Tensor k_all =
+        f32_view(const_cast<float*>(fed_k()), {c.n_layers, n, c.n_kv_heads, c.head_dim});
+    const Tensor v_all =
+        f32_view(const_cast<float*>(fed_v()), {c.n_layers, n, c.n_kv_heads, c.head_dim});
     return cache.append(chunk_seqs_[0], chunk(batch.positions()),
                         batch.any_branch() ? chunk(batch.branches()) : std::span<const BranchId>(),
                         k_all, v_all);
@@ -622,8 +711,8 @@ Status Transformer::append_rows(CheckedCacheStore& cache, const Batch& batch, in
       for (int64_t r = 0; r < m; ++r) {
         const int64_t from = (l * n + gather_rows_[static_cast<std::size_t>(r)]) * kv_width;
         const int64_t to = (l * m + r) * kv_width;
-        std::copy_n(k_new_ + from, kv_width, gather_k_.data() + to);
-        std::copy_n(v_new_ + from, kv_width, gather_v_.data() + to);
+        std::copy_n(fed_k() + from, kv_width, gather_k_.data() + to);
+        std::copy_n(fed_v() + from, kv_width, gather_v_.data() + to);
       }
     ASSIGN_OR_RETURN(const SequenceInfo info, cache.info(seq));
     const Status status =

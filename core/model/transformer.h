@@ -156,20 +156,43 @@ class Transformer {
   std::vector<LayerSpec> specs_;  // what each layer does (layer_specs())
   std::vector<std::unique_ptr<Buffer>> buffers_;
   std::size_t scratch_bytes_ = 0;
-  // Scratch, each sized for max_batch tokens.
-  float* x_ = nullptr;     // residual stream [n, dim]
-  float* xb_ = nullptr;    // normed input / projection output [n, dim]
-  float* q_ = nullptr;     // [n, heads, head_dim]
-  float* attn_ = nullptr;  // attention output [n, heads, head_dim]
-  float* k_new_ =
-      nullptr;  // K of the fed tokens as stored, all layers [layers, n, kv_heads, head_dim]
-  float* v_new_ = nullptr;   // V likewise
-  float* k_seen_ = nullptr;  // one layer's batch K as attention sees it [n, kv_heads, head_dim]
-  float* v_seen_ = nullptr;  // likewise V
-  float* gate_ = nullptr;    // [n, hidden]
-  float* up_ = nullptr;      // [n, hidden]
-  float* logits_ = nullptr;  // [max_batch, vocab]
-  float* hidden_ = nullptr;  // [max_batch, dim]: output rows' residual streams
+  // Scratch, each sized for max_batch tokens, in the backend's activation
+  // memory: `host` is null when that is device memory (device_).
+  struct Scratch {
+    Buffer* buffer = nullptr;
+    float* host = nullptr;
+  };
+  // f32 [shape] at `first` floats into `area` (host address, buffer, offset).
+  static Tensor at(const Scratch& area, int64_t first, std::initializer_list<int64_t> shape);
+  Scratch x_;       // residual stream [n, dim]
+  Scratch xb_;      // normed input / projection output [n, dim]
+  Scratch q_;       // [n, heads, head_dim]
+  Scratch attn_;    // attention output [n, heads, head_dim]
+  Scratch k_new_;   // K of the fed tokens as stored, all layers [layers, n, kv_heads, head_dim]
+  Scratch v_new_;   // V likewise
+  Scratch k_seen_;  // one layer's batch K as attention sees it [n, kv_heads, head_dim]
+  Scratch v_seen_;  // likewise V
+  Scratch gate_;    // [n, hidden]
+  Scratch up_;      // [n, hidden]
+  Scratch logits_;  // [max_batch, vocab]
+  Scratch hidden_;  // [max_batch, dim]: output rows' residual streams
+  // Device memory only: the host's copies of what the host reads (the
+  // logits, the kept residual rows, the fed K/V the store appends) and of a
+  // layer's batch K/V on its way through a codec that has no device kernel.
+  bool device_ = false;
+  std::vector<float> logits_host_, hidden_host_, k_host_, v_host_, codec_in_, codec_out_;
+  std::vector<float> rope_freqs_host_;  // the model's RoPE factors, read back once
+  std::span<const float> rope_freqs_;   // those factors on the host (empty: none)
+  float* logits_rows() { return device_ ? logits_host_.data() : logits_.host; }
+  float* hidden_rows() { return device_ ? hidden_host_.data() : hidden_.host; }
+  const float* fed_k() const { return device_ ? k_host_.data() : k_new_.host; }
+  const float* fed_v() const { return device_ ? v_host_.data() : v_new_.host; }
+  // The chunk's fed K/V read back to k_host_/v_host_ (device memory only).
+  Status read_fed_kv(int64_t n);
+  // The layer's batch K or V as attention sees it: src itself (a raw-f32
+  // codec), else through the codec into dst's memory (on the host).
+  Result<Tensor> batch_through_codec(const Compressor& codec, const Tensor& src, const Scratch& dst,
+                                     int64_t vectors, int width);
   std::span<const float> hidden_rows_;
   // What commit_pending may take: the batch size of the last forward, if it
   // ran every layer in one chunk (else 0).

@@ -29,6 +29,13 @@ Tensor Tensor::in_buffer(Buffer& buffer, std::size_t offset, DType dtype,
   return t;
 }
 
+Tensor Tensor::reshaped(std::initializer_list<int64_t> new_shape) const {
+  Tensor t = contiguous(data, dtype, new_shape);
+  t.buffer = buffer;
+  t.offset = offset;
+  return t;
+}
+
 int64_t Tensor::elements() const {
   int64_t n = 1;
   for (int d = 0; d < rank; ++d) n *= shape[static_cast<std::size_t>(d)];

@@ -33,6 +33,9 @@ struct Tensor {
   // the buffer's host address there, or null for device memory.
   static Tensor in_buffer(Buffer& buffer, std::size_t offset, DType dtype,
                           std::initializer_list<int64_t> shape);
+  // A contiguous view of `shape` over the same memory (host address, buffer
+  // and offset alike): this tensor's elements, read in order.
+  Tensor reshaped(std::initializer_list<int64_t> shape) const;
   // Whether the host may read `data` directly.
   bool on_host() const { return data != nullptr; }
 
