@@ -425,10 +425,9 @@ def main():
                 tail = "\n".join(output.splitlines()[-15:])
                 print(f"    FAIL: {failure}\n{tail}")
                 problems.append(f"{example} ({', '.join(where)}): {failure}")
-                for p in written:  # leave the tree as it was
-                    if p not in before:
-                        full = os.path.join(source_dir, p)
-                        shutil.rmtree(full) if os.path.isdir(full) else os.remove(full)
+                # Nothing is deleted: a file that appeared while the example
+                # ran may be someone's work (an editor saving into the tree
+                # during a local run), and a test must never lose data.
         print(f"\n{len(examples)} examples: {ran} run ({time.monotonic() - started:.0f} s), "
               f"{listed} listed in {os.path.basename(skip_path)}")
         if not args.only:

@@ -1,0 +1,184 @@
+// Whole models on each backend under test (tests/backend/conformance's
+// selection: --backend=NAME[,NAME], TESSERA_CONFORMANCE_BACKENDS, else every
+// backend plugin found), against the same engine on the CPU backend:
+// perplexity within 1e-4 relative and greedy text identical for 256 tokens
+// (where it is not, the step and both tokens are printed); and, on the
+// backend itself, speculative greedy decoding identical to plain decoding and
+// BIM branches identical to batched ones.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "core/engine/perplexity.h"
+#include "core/io/text_file.h"
+#include "tests/backend/conformance/backends_under_test.h"
+#include "tests/model/quantized_models.h"
+#include "tests/support/shared_model_engine.h"
+
+namespace tessera {
+namespace {
+
+using testing::kSharedModels;
+using testing::quantized;
+
+// The weight files: stories260K as f32, f16, q8_0 and Q4_K_M, and the 1M
+// target the 260K model drafts for.
+std::vector<std::string> model_files() {
+  const std::string stories = kSharedModels + "stories260K.gguf";
+  return {stories, quantized(stories, "f16", "stories260K"),
+          quantized(stories, "q8_0", "stories260K"), quantized(stories, "q4_K_M", "stories260K"),
+          kSharedModels + "tok512-ar-1m.gguf"};
+}
+
+std::string short_name(const std::string& path) {
+  return path.substr(path.find_last_of('/') + 1);
+}
+
+Result<std::unique_ptr<Engine>> engine_on(const std::string& backend, const std::string& model,
+                                          const std::string& extra = "") {
+  return support::shared_model_engine(
+      model, "[backend]\nplugin = \"" + backend + "\"\n[cache]\nmax_tokens = 320\n" + extra);
+}
+
+std::vector<int32_t> excerpt(const Engine& engine, std::size_t tokens) {
+  auto text = read_text_file(std::string(TESSERA_SHARED_DIR) + "/data/tinystories_train_head.txt",
+                             "text file", uint64_t{1} << 26);
+  EXPECT_TRUE(text.ok());
+  if (!text.ok()) return {};
+  auto ids = engine.tokenizer().encode(text->substr(0, 8000), true);
+  EXPECT_TRUE(ids.ok());
+  if (!ids.ok()) return {};
+  ids->resize(std::min(ids->size(), tokens));
+  return *ids;
+}
+
+// Greedy tokens of one lane, `count` of them (EOS does not stop it).
+std::vector<int32_t> greedy(Engine& engine, const std::vector<int32_t>& prompt, int64_t count) {
+  GenerationRequest request;
+  request.prompt = prompt;
+  request.max_new_tokens = count;
+  request.stop_at_eos = false;
+  std::vector<int32_t> out;
+  auto stats = engine.generate(request, [&](int32_t token, int) {
+    out.push_back(token);
+    return true;
+  });
+  EXPECT_TRUE(stats.ok()) << stats.status().to_string();
+  return out;
+}
+
+class BackendModels : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == "cpu") GTEST_SKIP() << "cpu is the reference";
+    auto backend = conformance::backend_under_test(GetParam());
+    if (!backend.ok()) GTEST_SKIP() << GetParam() << ": " << backend.status().message();
+  }
+};
+
+TEST_P(BackendModels, PerplexityMatchesTheCpu) {
+  for (const std::string& model : model_files()) {
+    auto cpu = engine_on("cpu", model);
+    auto device = engine_on(GetParam(), model);
+    ASSERT_TRUE(cpu.ok()) << cpu.status().to_string();
+    ASSERT_TRUE(device.ok()) << device.status().to_string();
+    const std::vector<int32_t> ids = excerpt(**cpu, 257);
+    auto on_cpu = score_tokens(**cpu, ids);
+    auto on_device = score_tokens(**device, ids);
+    ASSERT_TRUE(on_cpu.ok()) << on_cpu.status().to_string();
+    ASSERT_TRUE(on_device.ok()) << on_device.status().to_string();
+    const double ppl_cpu = std::exp(on_cpu->mean_nll);
+    const double ppl_device = std::exp(on_device->mean_nll);
+    std::printf("%s %s: perplexity %.6f (cpu %.6f), relative %.2e\n", GetParam().c_str(),
+                short_name(model).c_str(), ppl_device, ppl_cpu, std::abs(ppl_device / ppl_cpu - 1));
+    EXPECT_LT(std::abs(ppl_device / ppl_cpu - 1), 1e-4) << short_name(model);
+  }
+}
+
+TEST_P(BackendModels, GreedyTextMatchesTheCpu) {
+  for (const std::string& model : model_files()) {
+    auto cpu = engine_on("cpu", model);
+    auto device = engine_on(GetParam(), model);
+    ASSERT_TRUE(cpu.ok()) << cpu.status().to_string();
+    ASSERT_TRUE(device.ok()) << device.status().to_string();
+    const std::vector<int32_t> prompt = excerpt(**cpu, 8);
+    const std::vector<int32_t> on_cpu = greedy(**cpu, prompt, 256);
+    const std::vector<int32_t> on_device = greedy(**device, prompt, 256);
+    ASSERT_EQ(on_cpu.size(), 256u);
+    const auto differ =
+        std::mismatch(on_cpu.begin(), on_cpu.end(), on_device.begin(), on_device.end());
+    if (differ.first == on_cpu.end()) {
+      std::printf("%s %s: 256 greedy tokens identical to the cpu's\n", GetParam().c_str(),
+                  short_name(model).c_str());
+      continue;
+    }
+    ADD_FAILURE() << GetParam() << " " << short_name(model) << ": greedy text differs at step "
+                  << (differ.first - on_cpu.begin()) << " (cpu " << *differ.first << ", "
+                  << GetParam() << " " << (differ.second == on_device.end() ? -1 : *differ.second)
+                  << ")";
+  }
+}
+
+TEST_P(BackendModels, SpeculativeGreedyEqualsPlainOnTheBackend) {
+  const std::string target = kSharedModels + "tok512-ar-1m.gguf";
+  auto plain = engine_on(GetParam(), target);
+  ASSERT_TRUE(plain.ok()) << plain.status().to_string();
+  const std::vector<int32_t> prompt = excerpt(**plain, 8);
+  const std::vector<int32_t> expected = greedy(**plain, prompt, 96);
+  for (const std::string& drafting :
+       {std::string("proposer = \"ngram\"\n"),
+        "proposer = \"ar_draft\"\ndraft_model = \"" + kSharedModels + "stories260K.gguf\"\n"}) {
+    auto spec = engine_on(GetParam(), target, "[decode]\n" + drafting);
+    ASSERT_TRUE(spec.ok()) << spec.status().to_string();
+    EXPECT_EQ(greedy(**spec, prompt, 96), expected) << drafting;
+  }
+}
+
+TEST_P(BackendModels, BimBranchesEqualBatchedOnTheBackend) {
+  const std::string model = kSharedModels + "stories260K.gguf";
+  std::vector<std::vector<std::vector<int32_t>>> outputs;  // per layout, per lane
+  for (const char* layout : {"bim", "batched"}) {
+    auto engine =
+        engine_on(GetParam(), model, std::string("[decode]\nbranch_layout = \"") + layout + "\"\n");
+    ASSERT_TRUE(engine.ok()) << engine.status().to_string();
+    GenerationRequest request;
+    request.prompt = excerpt(**engine, 12);
+    request.branches = {{}, {request.prompt[1]}, {request.prompt[2], request.prompt[3]}};
+    request.max_new_tokens = 24;
+    request.stop_at_eos = false;
+    std::vector<std::vector<int32_t>> lanes(request.branches.size());
+    auto stats = (*engine)->generate(request, [&](int32_t token, int lane) {
+      lanes.at(static_cast<std::size_t>(lane)).push_back(token);
+      return true;
+    });
+    ASSERT_TRUE(stats.ok()) << stats.status().to_string();
+    outputs.push_back(lanes);
+  }
+  EXPECT_EQ(outputs[0], outputs[1]);
+}
+
+std::string instance_name(const ::testing::TestParamInfo<std::string>& info) {
+  std::string name = info.param;
+  for (char& ch : name)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, BackendModels,
+                         ::testing::ValuesIn(conformance::selected_backends()), instance_name);
+
+}  // namespace
+}  // namespace tessera
+
+int main(int argc, char** argv) {
+  tessera::conformance::select_backends(argc, argv);
+  ::testing::InitGoogleTest(&argc, argv);
+  const int result = RUN_ALL_TESTS();
+  tessera::conformance::release_backends();
+  return result;
+}
