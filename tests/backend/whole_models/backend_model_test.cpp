@@ -100,6 +100,40 @@ TEST_P(BackendModels, PerplexityMatchesTheCpu) {
   }
 }
 
+// Mean NLL of the excerpt's first `tokens` predictions on both backends.
+void expect_same_nll(const std::string& backend, const std::string& model, std::size_t tokens) {
+  auto cpu = engine_on("cpu", model);
+  auto device = engine_on(backend, model);
+  ASSERT_TRUE(cpu.ok()) << cpu.status().to_string();
+  ASSERT_TRUE(device.ok()) << device.status().to_string();
+  const std::vector<int32_t> ids = excerpt(**cpu, tokens + 1);
+  auto on_cpu = score_tokens(**cpu, ids);
+  auto on_device = score_tokens(**device, ids);
+  ASSERT_TRUE(on_cpu.ok()) << on_cpu.status().to_string();
+  ASSERT_TRUE(on_device.ok()) << on_device.status().to_string();
+  const double relative = std::abs(on_device->mean_nll / on_cpu->mean_nll - 1);
+  std::printf("%s %s: mean NLL %.8f (cpu %.8f), relative %.2e\n", backend.c_str(),
+              short_name(model).c_str(), on_device->mean_nll, on_cpu->mean_nll, relative);
+  EXPECT_LT(relative, 1e-4) << short_name(model);
+}
+
+// Every architecture's forward (llama 3's RoPE scaling, qwen2's biases,
+// qwen3's QK-norm, gemma3's GeGLU, soft-cap and sliding-window layers) and
+// the k-quants on rows they fit, on random weights of test shapes.
+TEST_P(BackendModels, ArchitecturesAndKQuantsMatchTheCpu) {
+  for (const char* arch : {"llama3", "qwen2", "qwen3", "gemma3"}) {
+    auto spec = synthetic_shape("tiny", arch);
+    ASSERT_TRUE(spec.ok()) << spec.status().to_string();
+    spec->vocab_from = kSharedModels + "ggml-vocab-llama-spm.gguf";
+    const std::string out = testing::test_model_dir() + "/tiny-" + arch + ".gguf";
+    ASSERT_TRUE(make_synthetic_model(*spec, out).ok());
+    expect_same_nll(GetParam(), out, 32);
+  }
+  const std::string k256 = testing::synthetic_256();
+  for (const char* target : {"q4_K_M", "q4_0", "bf16"})  // q4_K_M holds q6_K matrices too
+    expect_same_nll(GetParam(), quantized(k256, target, "synthetic-256"), 32);
+}
+
 TEST_P(BackendModels, GreedyTextMatchesTheCpu) {
   for (const std::string& model : model_files()) {
     auto cpu = engine_on("cpu", model);
