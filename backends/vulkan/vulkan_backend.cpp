@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <string>
@@ -18,11 +20,16 @@ using vulkan::VulkanBuffer;
 
 constexpr std::size_t kStagingBytes = std::size_t{16} << 20;   // per transfer chunk
 constexpr uint64_t kLargestIndex = (uint64_t{1} << 32) - 256;  // shaders index with 32 bits
+// The recording is submitted before an op once it holds this many commands,
+// or before an upload that would take the ring past kUploadLimit bytes (a
+// model's weights written while work is pending go in pieces).
+constexpr uint64_t kMaxRecorded = 4096;
+constexpr std::size_t kUploadLimit = std::size_t{64} << 20;
+constexpr std::size_t kFirstUploadChunk = std::size_t{256} << 10;
+constexpr std::size_t kUploadsPerOp = 4;  // alignment slack reserve_uploads adds
 
 // Scratch slots (bind_scratch).
-constexpr int kCodesSlot = 0, kScalesSlot = 1, kSumsSlot = 2, kScoresSlot = 3;
-// attention's gathered K, V and mask.
-constexpr int kGatherKSlot = 4, kGatherVSlot = 5, kGatherMaskSlot = 6, kScratchSlots = 7;
+constexpr int kCodesSlot = 0, kScalesSlot = 1, kSumsSlot = 2, kScoresSlot = 3, kScratchSlots = 4;
 
 // elementwise.comp's OP.
 constexpr int kOpAdd = 0, kOpAddBias = 1, kOpScale = 2, kOpSwiglu = 3, kOpGeglu = 4;
@@ -120,10 +127,16 @@ Result<std::unique_ptr<VulkanBackend>> VulkanBackend::create(const std::string& 
 }
 
 VulkanBackend::~VulkanBackend() {
+  // What was recorded runs (it may write buffers that outlive the backend).
+  if (commands_) static_cast<void>(flush());
+  if (commands_ && std::getenv("TESSERA_VULKAN_STATS") != nullptr)
+    std::fprintf(stderr, "backend vulkan: %llu submissions, %llu commands recorded\n",
+                 static_cast<unsigned long long>(submissions()),
+                 static_cast<unsigned long long>(commands_recorded()));
   // Everything that holds the device goes before it.
   weights_.clear();
   scratch_.clear();
-  uploads_.reset();
+  upload_chunks_.clear();
   staging_.reset();
   pipelines_.reset();
   commands_.reset();
@@ -148,7 +161,8 @@ Status VulkanBackend::init(const BackendOptions& /*options*/) {
   auto device = vulkan::Device::create(instance_, physical);
   if (!device.ok()) return device.status();
   device_ = std::shared_ptr<const vulkan::Device>(std::move(device).value());
-  auto commands = vulkan::Commands::create(device_);
+  retirement_ = std::make_shared<vulkan::Retirement>(device_);
+  auto commands = vulkan::Commands::create(device_, retirement_);
   if (!commands.ok()) return commands.status();
   commands_ = std::move(commands).value();
   pipelines_ = std::make_unique<vulkan::Pipelines>(device_);
@@ -161,7 +175,16 @@ Status VulkanBackend::init(const BackendOptions& /*options*/) {
 DeviceInfo VulkanBackend::device_info() const {
   vulkan::PhysicalDevice now = physical_[chosen_];
   vulkan::query_memory(*instance_, now);  // free memory changes
+  now.info.description += ", " + std::to_string(submissions()) + " submissions";
   return now.info;
+}
+
+uint64_t VulkanBackend::submissions() const {
+  return commands_ ? commands_->submissions() : 0;
+}
+
+uint64_t VulkanBackend::commands_recorded() const {
+  return commands_total_ + (commands_ ? commands_->recorded() : 0);
 }
 
 std::vector<DeviceInfo> VulkanBackend::devices() const {
@@ -178,7 +201,7 @@ bool VulkanBackend::supports_weight_dtype(DType dtype) const {
 
 Result<std::unique_ptr<Buffer>> VulkanBackend::allocate(std::size_t bytes, BufferUsage usage) {
   if (!device_) return failed_precondition("backend vulkan: allocate before init()");
-  auto buffer = VulkanBuffer::create(device_, bytes, usage, /*host_visible=*/false);
+  auto buffer = VulkanBuffer::create(device_, bytes, usage, /*host_visible=*/false, retirement_);
   if (!buffer.ok()) return buffer.status();
   return std::unique_ptr<Buffer>(std::move(buffer).value());
 }
@@ -197,23 +220,48 @@ Result<VulkanBuffer*> VulkanBackend::device_buffer(const char* name, const Tenso
   return buffer;
 }
 
-Status VulkanBackend::transfer(VulkanBuffer& buffer, std::size_t offset, std::byte* host,
-                               std::size_t bytes, bool to_device) {
+Status VulkanBackend::write_bytes(VulkanBuffer& buffer, std::size_t offset, const std::byte* host,
+                                  std::size_t bytes) {
+  RETURN_IF_ERROR(device_error_);
+  for (std::size_t done = 0; done < bytes;) {
+    const std::size_t chunk = std::min(kStagingBytes, bytes - done);
+    // Straight in when nothing recorded may read or write it first.
+    if (commands_->recording()) RETURN_IF_ERROR(reserve_uploads(chunk));  // may submit
+    if (!commands_->recording() && buffer.mapped() != nullptr) {
+      std::memcpy(buffer.mapped() + offset + done, host + done, chunk);
+      done += chunk;
+      continue;
+    }
+    RETURN_IF_ERROR(reserve_uploads(chunk));
+    auto up = upload(host + done, chunk);
+    if (!up.ok()) return up.status();
+    RETURN_IF_ERROR(commands_->record_copy(up.value().buffer->handle(), up.value().offset,
+                                           buffer.handle(), offset + done, chunk));
+    done += chunk;
+  }
+  return ok_status();
+}
+
+Status VulkanBackend::read_bytes(VulkanBuffer& buffer, std::size_t offset, std::byte* host,
+                                 std::size_t bytes) {
+  RETURN_IF_ERROR(flush());
+  if (bytes == 0) return ok_status();
+  if (buffer.mapped() != nullptr && buffer.host_cached()) {
+    std::memcpy(host, buffer.mapped() + offset, bytes);
+    return ok_status();
+  }
   if (!staging_) {
-    auto staging = VulkanBuffer::create(device_, kStagingBytes, BufferUsage::kStaging, true);
+    auto staging =
+        VulkanBuffer::create(device_, kStagingBytes, BufferUsage::kStaging, true, retirement_);
     if (!staging.ok()) return staging.status();
     staging_ = std::move(staging).value();
   }
   for (std::size_t done = 0; done < bytes;) {
     const std::size_t chunk = std::min(kStagingBytes, bytes - done);
-    if (to_device) std::memcpy(staging_->mapped(), host + done, chunk);
-    RETURN_IF_ERROR(commands_->begin());
-    if (to_device)
-      commands_->record_copy(staging_->handle(), 0, buffer.handle(), offset + done, chunk);
-    else
-      commands_->record_copy(buffer.handle(), offset + done, staging_->handle(), 0, chunk);
-    RETURN_IF_ERROR(commands_->submit());
-    if (!to_device) std::memcpy(host + done, staging_->mapped(), chunk);
+    RETURN_IF_ERROR(
+        commands_->record_copy(buffer.handle(), offset + done, staging_->handle(), 0, chunk));
+    RETURN_IF_ERROR(flush());
+    std::memcpy(host + done, staging_->mapped(), chunk);
     done += chunk;
   }
   return ok_status();
@@ -232,8 +280,7 @@ Status VulkanBackend::write(const Tensor& dst, std::span<const std::byte> bytes)
                                             std::to_string(dst.bytes()) + " bytes"));
   RETURN_IF_ERROR(need(dst.offset + bytes.size() <= buffer.value()->size(),
                        "backend vulkan: write past the end of its buffer"));
-  return transfer(*buffer.value(), dst.offset, const_cast<std::byte*>(bytes.data()), bytes.size(),
-                  true);
+  return write_bytes(*buffer.value(), dst.offset, bytes.data(), bytes.size());
 }
 
 Status VulkanBackend::read(const Tensor& src, std::span<std::byte> bytes) {
@@ -249,7 +296,7 @@ Status VulkanBackend::read(const Tensor& src, std::span<std::byte> bytes) {
                                             std::to_string(src.bytes()) + " bytes"));
   RETURN_IF_ERROR(need(src.offset + bytes.size() <= buffer.value()->size(),
                        "backend vulkan: read past the end of its buffer"));
-  return transfer(*buffer.value(), src.offset, bytes.data(), bytes.size(), false);
+  return read_bytes(*buffer.value(), src.offset, bytes.data(), bytes.size());
 }
 
 Status VulkanBackend::copy(const Tensor& src, const Tensor& dst) {
@@ -271,13 +318,36 @@ Status VulkanBackend::copy(const Tensor& src, const Tensor& dst) {
   RETURN_IF_ERROR(
       need(src.offset + bytes <= from.value()->size() && dst.offset + bytes <= to.value()->size(),
            "backend vulkan: copy past the end of a buffer"));
-  RETURN_IF_ERROR(commands_->begin());
-  commands_->record_copy(from.value()->handle(), src.offset, to.value()->handle(), dst.offset,
-                         bytes);
-  return commands_->submit();
+  RETURN_IF_ERROR(device_error_);
+  if (commands_->recorded() >= kMaxRecorded) RETURN_IF_ERROR(flush());
+  return commands_->record_copy(from.value()->handle(), src.offset, to.value()->handle(),
+                                dst.offset, bytes);
+}
+
+Status VulkanBackend::flush() {
+  RETURN_IF_ERROR(device_error_);
+  if (!commands_->recording()) return ok_status();
+  commands_total_ += commands_->recorded();
+  const Status status = commands_->submit();
+  if (!status.ok()) {
+    device_error_ =
+        Status(status.code(), "backend vulkan: running the recorded work: " +
+                                  strip_prefix(status.message()) + "; every later op is skipped");
+    return device_error_;
+  }
+  // The ring is free again: the last (largest) chunk is kept for the next
+  // submission, the others freed.
+  if (upload_chunks_.size() > 1)
+    upload_chunks_.erase(upload_chunks_.begin(), upload_chunks_.end() - 1);
+  upload_used_ = 0;
+  upload_total_ = 0;
+  return ok_status();
 }
 
 Status VulkanBackend::synchronize() {
+  if (!device_) return ok_status();
+  const Status ran = flush();
+  if (!ran.ok()) return ran;
   Status status = error_;
   if (!status.ok() && later_errors_ > 0)
     status =
@@ -337,10 +407,10 @@ Result<VulkanBuffer*> VulkanBackend::scratch_buffer(int slot, std::size_t bytes)
                                        : 0;
     buffer.reset();
     auto made = VulkanBuffer::create(device_, std::max({bytes, std::size_t{4096}, doubled}),
-                                     BufferUsage::kActivations, false);
+                                     BufferUsage::kActivations, false, retirement_);
     if (!made.ok() && doubled > bytes)  // no room to double: what is asked, exactly
       made = VulkanBuffer::create(device_, std::max(bytes, std::size_t{4096}),
-                                  BufferUsage::kActivations, false);
+                                  BufferUsage::kActivations, false, retirement_);
     if (!made.ok()) return made.status();
     buffer = std::move(made).value();
   }
@@ -356,27 +426,35 @@ Result<VulkanBackend::Bound> VulkanBackend::bind_scratch(int slot, std::size_t b
 }
 
 Status VulkanBackend::reserve_uploads(std::size_t bytes) {
-  uploads_used_ = 0;
-  const std::size_t needed = bytes + 4 * alignment_;
-  if (uploads_ && uploads_->size() >= needed) return ok_status();
-  uploads_.reset();
-  auto made = VulkanBuffer::create(device_, std::max<std::size_t>(needed, 64 << 10),
-                                   BufferUsage::kStaging, true);
-  if (!made.ok()) return made.status();
-  uploads_ = std::move(made).value();
+  const std::size_t needed = bytes + kUploadsPerOp * (alignment_ + 4);
+  if (commands_->recording() && upload_total_ + needed > kUploadLimit) RETURN_IF_ERROR(flush());
+  const std::size_t at = (upload_used_ + alignment_ - 1) / alignment_ * alignment_;
+  if (!upload_chunks_.empty() && at + needed <= upload_chunks_.back()->size()) return ok_status();
+  // A new chunk: the full ones stay until the submission that reads them
+  // finished.
+  const std::size_t last = upload_chunks_.empty() ? 0 : upload_chunks_.back()->size();
+  const std::size_t size = std::max({needed, kFirstUploadChunk, std::min(2 * last, kUploadLimit)});
+  auto made = VulkanBuffer::create(device_, size, BufferUsage::kStaging, true, retirement_);
+  if (!made.ok()) return made.status().with_context("the upload ring");
+  upload_chunks_.push_back(std::move(made).value());
+  upload_used_ = 0;
   return ok_status();
 }
 
-Result<VulkanBackend::Bound> VulkanBackend::upload(const void* data, std::size_t bytes) {
-  const std::size_t at = (uploads_used_ + alignment_ - 1) / alignment_ * alignment_;
+Result<VulkanBackend::Upload> VulkanBackend::upload(const void* data, std::size_t bytes) {
+  const std::size_t at = (upload_used_ + alignment_ - 1) / alignment_ * alignment_;
   const std::size_t range = std::max<std::size_t>((bytes + 3) / 4 * 4, 4);
-  if (!uploads_ || at + range > uploads_->size())
+  if (upload_chunks_.empty() || at + range > upload_chunks_.back()->size())
     return internal_error("upload of " + std::to_string(bytes) + " bytes past what was reserved");
-  if (bytes > 0) std::memcpy(static_cast<std::byte*>(uploads_->mapped()) + at, data, bytes);
-  uploads_used_ = at + range;
-  Bound bound;
-  bound.binding = {uploads_->handle(), at, range};
-  return bound;
+  VulkanBuffer* chunk = upload_chunks_.back().get();
+  if (bytes > 0) std::memcpy(chunk->mapped() + at, data, bytes);
+  upload_total_ += at + range - upload_used_;
+  upload_used_ = at + range;
+  Upload up;
+  up.buffer = chunk;
+  up.offset = at;
+  up.bound.binding = {chunk->handle(), at, range};
+  return up;
 }
 
 template <typename Push>
@@ -397,16 +475,15 @@ Status VulkanBackend::dispatch(Shader shader, int32_t variant,
 template <typename Record>
 void VulkanBackend::run(const char* op, std::initializer_list<const Tensor*> tensors,
                         Record&& record) {
-  Status status = device_ ? commands_->begin()
-                          : failed_precondition("the backend was not initialised (init())");
-  if (status.ok()) {
-    status = record();
-    if (status.ok())
-      status = commands_->submit();
-    else
-      commands_->discard();
+  if (!device_) {
+    fail(op, tensors, failed_precondition("the backend was not initialised (init())"));
+    return;
   }
-  uploads_used_ = 0;
+  if (!device_error_.ok()) return;  // synchronize() returns it
+  if (commands_->recorded() >= kMaxRecorded && !flush().ok()) return;
+  // A failure half-way leaves what the op recorded so far: valid commands
+  // whose output the error disowns.
+  const Status status = record();
   if (!status.ok()) fail(op, tensors, status);
 }
 
@@ -531,7 +608,8 @@ void VulkanBackend::rope(const Tensor& x, std::span<const int32_t> positions,
              "freq_factors must have head_dim / 2 entries"));
     if (x.elements() == 0) return ok_status();
     // The angles on the host (the CPU's expressions), one (cos, sin) per token and pair.
-    std::vector<float> cs(static_cast<std::size_t>(n * pairs * 2));
+    std::vector<float>& cs = rope_cs_;
+    cs.resize(static_cast<std::size_t>(n * pairs * 2));
     for (int64_t t = 0; t < n; ++t)
       for (int64_t pair = 0; pair < pairs; ++pair) {
         float* at = cs.data() + (t * pairs + pair) * 2;
@@ -545,7 +623,7 @@ void VulkanBackend::rope(const Tensor& x, std::span<const int32_t> positions,
     const RopePush push{u32(n),           u32(heads),       u32(head_dim),
                         bx.value().first, u32(x.stride[0]), u32(x.stride[1])};
     return dispatch(Shader::kRope, rope.pairs == RopePairs::kHalves ? 1 : 0,
-                    {bx.value(), bcs.value()}, push,
+                    {bx.value(), bcs.value().bound}, push,
                     (static_cast<uint64_t>(n * heads * pairs) + 255) / 256);
   });
 }
@@ -596,7 +674,7 @@ Status VulkanBackend::record_embedding(const Tensor& table, std::span<const int3
     const EmbeddingPush push{u32(n),  u32(dim),       u32(row_bytes),   u32(start - aligned),
                              u32(r0), u32(r0 + rows), bo.value().first, u32(out.stride[0])};
     RETURN_IF_ERROR(dispatch(Shader::kEmbedding, static_cast<int32_t>(table.dtype),
-                             {piece, bt.value(), bo.value()}, push,
+                             {piece, bt.value().bound, bo.value()}, push,
                              (static_cast<uint64_t>(n * dim) + 255) / 256));
   }
   return ok_status();
@@ -719,38 +797,40 @@ Status VulkanBackend::prepare_attention(const AttentionParams& p, MaskedAttentio
   const int64_t slots = gather_.columns();
   const auto kv_bytes = static_cast<std::size_t>(kv_heads * slots * head_dim) * sizeof(float);
   const auto mask_bytes = static_cast<std::size_t>(n * (slots + n)) * sizeof(float);
-  VulkanBuffer* buffers[3] = {};
-  const int slot_of[3] = {kGatherKSlot, kGatherVSlot, kGatherMaskSlot};
+  // Into the upload ring, bound there by masked_attention (no copy).
   const std::size_t bytes[3] = {kv_bytes, kv_bytes, mask_bytes};
   const float* host[3] = {gather_.k().data(), gather_.v().data(), gather_.mask().data()};
+  for (const std::size_t b : bytes)
+    if (b > max_binding_)
+      return resource_exhausted("the gathered K/V and mask: " + std::to_string(b) +
+                                " bytes are past the device's largest binding "
+                                "(maxStorageBufferRange = " +
+                                std::to_string(max_binding_) + " bytes)");
+  RETURN_IF_ERROR(reserve_uploads(bytes[0] + bytes[1] + bytes[2]));
+  Upload up[3];
   for (int b = 0; b < 3; ++b) {
-    auto buffer = scratch_buffer(slot_of[b], bytes[b]);
-    if (!buffer.ok()) return buffer.status().with_context("the gathered K/V and mask");
-    buffers[b] = buffer.value();
-    if (bytes[b] > 0)
-      RETURN_IF_ERROR(transfer(*buffers[b], 0,
-                               reinterpret_cast<std::byte*>(const_cast<float*>(host[b])), bytes[b],
-                               true));
+    auto placed = upload(host[b], bytes[b]);
+    if (!placed.ok()) return placed.status();
+    up[b] = placed.value();
   }
   masked.q = p.q;
-  masked.cache_k = Tensor::in_buffer(*buffers[0], 0, DType::kF32, {kv_heads, slots, head_dim});
-  masked.cache_v = Tensor::in_buffer(*buffers[1], 0, DType::kF32, {kv_heads, slots, head_dim});
+  masked.cache_k =
+      Tensor::in_buffer(*up[0].buffer, up[0].offset, DType::kF32, {kv_heads, slots, head_dim});
+  masked.cache_v =
+      Tensor::in_buffer(*up[1].buffer, up[1].offset, DType::kF32, {kv_heads, slots, head_dim});
   masked.batch_k = p.batch_k;
   masked.batch_v = p.batch_v;
-  masked.mask = Tensor::in_buffer(*buffers[2], 0, DType::kF32, {n, slots + n});
+  masked.mask = Tensor::in_buffer(*up[2].buffer, up[2].offset, DType::kF32, {n, slots + n});
   masked.out = p.out;
   return ok_status();
 }
 
 void VulkanBackend::attention(const AttentionParams& params) {
-  MaskedAttentionParams masked;
-  const Status status = prepare_attention(params, masked);
-  if (!status.ok()) {
-    fail("attention", {&params.q, &params.batch_k, &params.out}, status);
-    return;
-  }
-  run("attention", {&params.q, &params.batch_k, &params.out},
-      [&] { return record_masked_attention(masked); });
+  run("attention", {&params.q, &params.batch_k, &params.out}, [&]() -> Status {
+    MaskedAttentionParams masked;
+    RETURN_IF_ERROR(prepare_attention(params, masked));
+    return record_masked_attention(masked);
+  });
 }
 
 Status VulkanBackend::record_masked_attention(const MaskedAttentionParams& p) {
@@ -884,9 +964,10 @@ Result<std::size_t> VulkanBackend::adopt_weights(std::span<Tensor* const> weight
             t->describe() + ")");
       continue;
     }
-    auto buffer = VulkanBuffer::create(device_, bytes, BufferUsage::kWeights, false);
+    auto buffer = VulkanBuffer::create(device_, bytes, BufferUsage::kWeights, false, retirement_);
     if (!buffer.ok()) return buffer.status().with_context("uploading weight " + t->describe());
-    RETURN_IF_ERROR(transfer(*buffer.value(), 0, static_cast<std::byte*>(t->data), bytes, true));
+    RETURN_IF_ERROR(write_bytes(*buffer.value(), 0, static_cast<const std::byte*>(t->data),
+                                static_cast<std::size_t>(bytes)));
     slot = {buffer.value().get(), bytes};
     total += bytes;
     made.push_back(std::move(buffer).value());

@@ -1,10 +1,19 @@
 // The Vulkan compute backend (docs/backends.md): device memory in
 // VulkanBuffers, reached by the host only through write / read / copy; the
-// op set as GLSL compute shaders (shaders/), each op recorded into a command
-// buffer and, for now, submitted on its own and waited for (eager). Ops
-// return void: an op that cannot run (a host tensor where a device one is
-// needed, a dtype without a kernel, a lost device) keeps the first such
-// error, with the op and its tensors, for synchronize().
+// op set as GLSL compute shaders (shaders/). Ops are recorded, not run: each
+// records its dispatches (a barrier after each) into the open command buffer,
+// and what was recorded is submitted, in one vkQueueSubmit, and waited for
+// only when the host must see a result (read, synchronize, copy to the host)
+// or the recording grew past a limit. An op's host inputs (tokens, RoPE
+// angles, attention's gathered K/V and mask, write's bytes while work is
+// pending) go into an upload ring of host-visible memory that lives until its
+// submission finished; so does a buffer destroyed while recorded work uses it
+// (vulkan::Retirement). A decode step is one submission per synchronize.
+// Ops return void: an op that cannot be recorded (a host tensor where a
+// device one is needed, a dtype without a kernel) keeps the first such error,
+// with the op and its tensors, for synchronize(); a submission that fails
+// (device lost, a timeout) is an error every later synchronize, write, read
+// and copy returns, and every later op is a no-op.
 #pragma once
 
 #include <cstdint>
@@ -45,9 +54,14 @@ class VulkanBackend final : public Backend {
   Status write(const Tensor& dst, std::span<const std::byte> bytes) override;
   Status read(const Tensor& src, std::span<std::byte> bytes) override;
   Status copy(const Tensor& src, const Tensor& dst) override;
-  // The first error an op met since the last call (with how many more
-  // followed); every op has already finished (eager).
+  // Submits what was recorded and waits for it; then the first error an op
+  // met since the last call (with how many more followed), or the sticky
+  // error of a failed submission.
   Status synchronize() override;
+  // vkQueueSubmit calls so far (also in device_info().description).
+  uint64_t submissions() const;
+  // Dispatches and copies recorded so far.
+  uint64_t commands_recorded() const;
 
   void embedding(const Tensor& table, std::span<const int32_t> tokens, const Tensor& out) override;
   void matmul(const Tensor& x, const Tensor& w, const Tensor& out) override;
@@ -88,21 +102,40 @@ class VulkanBackend final : public Backend {
   Result<vulkan::VulkanBuffer*> device_buffer(const char* name, const Tensor& t) const;
   Result<Bound> bind_scratch(int slot, std::size_t bytes);
   // The scratch buffer of `slot`, at least `bytes` (grown, at least doubling,
-  // never shrunk).
+  // never shrunk; a replaced one lives until the work using it finished).
   Result<vulkan::VulkanBuffer*> scratch_buffer(int slot, std::size_t bytes);
-  // Host bytes for this op (tokens, RoPE angles), in the upload buffer.
+  // Room for `bytes` of an op's host inputs (all its uploads: none of them
+  // moves after), in the upload ring; submits first when the ring holds more
+  // than its limit.
   Status reserve_uploads(std::size_t bytes);
-  Result<Bound> upload(const void* data, std::size_t bytes);
+  // Host bytes in the ring, where the recorded work reads them (bound
+  // directly, or copied from).
+  struct Upload {
+    vulkan::VulkanBuffer* buffer = nullptr;
+    std::size_t offset = 0;
+    Bound bound;
+  };
+  Result<Upload> upload(const void* data, std::size_t bytes);
+  // Submits what was recorded and waits; then the ring is reused. A failure
+  // becomes the sticky device error (returned).
+  Status flush();
   template <typename Push>
   Status dispatch(vulkan::Shader shader, int32_t variant, std::initializer_list<Bound> bindings,
                   const Push& push, uint64_t groups);
-  // Records `record` into a fresh command buffer, submits and waits; an error
-  // becomes the sticky one, prefixed with the op and `tensors`.
+  // Records `record` into the open command buffer (submitting first past the
+  // recording limit); an error becomes the op error synchronize() returns,
+  // prefixed with the op and `tensors`. After a device error: nothing.
   template <typename Record>
   void run(const char* op, std::initializer_list<const Tensor*> tensors, Record&& record);
   void fail(const char* op, std::initializer_list<const Tensor*> tensors, const Status& status);
-  Status transfer(vulkan::VulkanBuffer& buffer, std::size_t offset, std::byte* host,
-                  std::size_t bytes, bool to_device);
+  // host -> buffer at `offset`: straight into mapped memory when no work is
+  // pending, else through the ring with a recorded copy (no submission).
+  Status write_bytes(vulkan::VulkanBuffer& buffer, std::size_t offset, const std::byte* host,
+                     std::size_t bytes);
+  // buffer at `offset` -> host, after the pending work: from mapped memory
+  // where it is cached, else copied through the staging buffer.
+  Status read_bytes(vulkan::VulkanBuffer& buffer, std::size_t offset, std::byte* host,
+                    std::size_t bytes);
   Status record_matmul(const Tensor& x, const Tensor& w, const Tensor& out);
   Status record_embedding(const Tensor& table, std::span<const int32_t> tokens, const Tensor& out);
   Status record_elementwise(int op, const Tensor& a, const Tensor* b, float factor,
@@ -121,11 +154,18 @@ class VulkanBackend final : public Backend {
   std::vector<vulkan::PhysicalDevice> physical_;
   std::size_t chosen_ = 0;
   std::shared_ptr<const vulkan::Device> device_;
+  std::shared_ptr<vulkan::Retirement> retirement_;
   std::unique_ptr<vulkan::Commands> commands_;
   std::unique_ptr<vulkan::Pipelines> pipelines_;
-  std::unique_ptr<vulkan::VulkanBuffer> staging_;  // write / read
-  std::unique_ptr<vulkan::VulkanBuffer> uploads_;  // an op's host inputs
-  std::size_t uploads_used_ = 0;
+  std::unique_ptr<vulkan::VulkanBuffer> staging_;  // read where memory is not mapped
+  // The upload ring: chunks of mapped memory filled in order; the last is
+  // the one in use, the others full. All are in use until the submission
+  // that reads them finished; then only the last (the largest) is kept.
+  std::vector<std::unique_ptr<vulkan::VulkanBuffer>> upload_chunks_;
+  std::size_t upload_used_ = 0;   // bytes of the last chunk taken
+  std::size_t upload_total_ = 0;  // bytes taken since the last submission
+  uint64_t commands_total_ = 0;
+  std::vector<float> rope_cs_;  // rope's angles (host), before they are uploaded
   // Device scratch by slot (quantised activations, attention scores), grown
   // between submissions.
   std::vector<std::unique_ptr<vulkan::VulkanBuffer>> scratch_;
@@ -138,6 +178,7 @@ class VulkanBackend final : public Backend {
   uint64_t alignment_ = 16;
   Status error_;
   int64_t later_errors_ = 0;
+  Status device_error_;  // a failed submission: sticky
 };
 
 }  // namespace tessera

@@ -13,8 +13,9 @@ constexpr uint64_t kSubmitTimeoutNs = 300ull * 1000 * 1000 * 1000;
 
 }  // namespace
 
-Result<std::unique_ptr<Commands>> Commands::create(std::shared_ptr<const Device> device) {
-  std::unique_ptr<Commands> self(new Commands(std::move(device)));
+Result<std::unique_ptr<Commands>> Commands::create(std::shared_ptr<const Device> device,
+                                                   std::shared_ptr<Retirement> retirement) {
+  std::unique_ptr<Commands> self(new Commands(std::move(device), std::move(retirement)));
   const Api& api = self->device_->api();
   const VkDevice d = self->device_->handle();
   VkCommandPoolCreateInfo pool{};
@@ -41,6 +42,8 @@ Commands::~Commands() {
   const Api& api = device_->api();
   const VkDevice d = device_->handle();
   if (recording_) api.vkEndCommandBuffer(commands_);
+  // Work never submitted never runs; after a timeout it may still.
+  if (retirement_ && !hung_) retirement_->release();
   for (VkDescriptorPool p : descriptor_pools_) api.vkDestroyDescriptorPool(d, p, nullptr);
   if (fence_ != VK_NULL_HANDLE) api.vkDestroyFence(d, fence_, nullptr);
   if (pool_ != VK_NULL_HANDLE) api.vkDestroyCommandPool(d, pool_, nullptr);
@@ -60,6 +63,8 @@ Status Commands::begin() {
   result = api.vkBeginCommandBuffer(commands_, &info);
   if (result != VK_SUCCESS) return vk_error("vkBeginCommandBuffer", result);
   recording_ = true;
+  recorded_ = 0;
+  if (retirement_) retirement_->set_busy();
   return ok_status();
 }
 
@@ -97,12 +102,12 @@ Result<VkDescriptorSet> Commands::allocate_set(VkDescriptorSetLayout layout) {
 
 Status Commands::record_dispatch(const Kernel& kernel, std::span<const Binding> bindings,
                                  const void* push, uint32_t push_bytes, Groups groups) {
-  if (!recording_) return internal_error("backend vulkan: a dispatch outside a submission");
   if (bindings.size() != kernel.bindings || bindings.size() > kBindingsPerSet ||
       push_bytes > kMaxPushBytes)
     return internal_error(std::string("backend vulkan: ") + kernel.name + " given " +
                           std::to_string(bindings.size()) + " bindings and " +
                           std::to_string(push_bytes) + " push bytes");
+  RETURN_IF_ERROR(begin());
   auto set = allocate_set(kernel.set_layout);
   if (!set.ok()) return set.status();
   const Api& api = device_->api();
@@ -130,18 +135,22 @@ Status Commands::record_dispatch(const Kernel& kernel, std::span<const Binding> 
                            push);
   api.vkCmdDispatch(commands_, groups.x, groups.y, 1);
   record_barrier();
+  ++recorded_;
   return ok_status();
 }
 
-void Commands::record_copy(VkBuffer src, VkDeviceSize src_offset, VkBuffer dst,
-                           VkDeviceSize dst_offset, VkDeviceSize bytes) {
-  if (bytes == 0) return;
+Status Commands::record_copy(VkBuffer src, VkDeviceSize src_offset, VkBuffer dst,
+                             VkDeviceSize dst_offset, VkDeviceSize bytes) {
+  if (bytes == 0) return ok_status();
+  RETURN_IF_ERROR(begin());
   VkBufferCopy region{};
   region.srcOffset = src_offset;
   region.dstOffset = dst_offset;
   region.size = bytes;
   device_->api().vkCmdCopyBuffer(commands_, src, dst, 1, &region);
   record_barrier();
+  ++recorded_;
+  return ok_status();
 }
 
 void Commands::record_barrier() {
@@ -163,9 +172,12 @@ Status Commands::submit() {
   const Api& api = device_->api();
   const VkDevice d = device_->handle();
   VkResult result = api.vkEndCommandBuffer(commands_);
+  // The work finished or never ran: its descriptor sets and the buffers
+  // destroyed while it was recorded go.
   const auto reset_pools = [&] {
     for (VkDescriptorPool p : descriptor_pools_) api.vkResetDescriptorPool(d, p, 0);
     current_pool_ = 0;
+    if (retirement_) retirement_->release();
   };
   if (result != VK_SUCCESS) {
     reset_pools();
@@ -176,6 +188,7 @@ Status Commands::submit() {
   info.commandBufferCount = 1;
   info.pCommandBuffers = &commands_;
   result = api.vkQueueSubmit(device_->queue(), 1, &info, fence_);
+  ++submissions_;
   if (result != VK_SUCCESS) {
     reset_pools();
     return vk_error("vkQueueSubmit", result);
@@ -192,16 +205,6 @@ Status Commands::submit() {
   reset_pools();
   if (result != VK_SUCCESS) return vk_error("vkWaitForFences", result);
   return ok_status();
-}
-
-void Commands::discard() {
-  if (!recording_) return;
-  recording_ = false;
-  const Api& api = device_->api();
-  api.vkEndCommandBuffer(commands_);
-  api.vkResetCommandBuffer(commands_, 0);
-  for (VkDescriptorPool p : descriptor_pools_) api.vkResetDescriptorPool(device_->handle(), p, 0);
-  current_pool_ = 0;
 }
 
 Groups Commands::groups_for(uint64_t count) const {

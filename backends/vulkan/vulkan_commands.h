@@ -1,8 +1,9 @@
 // Recording and submitting work, kept apart: ops record dispatches and copies
-// into the open command buffer (record_*), and submit() runs what was
-// recorded, in one vkQueueSubmit, and waits for it. Today every op submits on
-// its own (eager); a later step records a whole forward between begin_step
-// and end_step and submits once.
+// into the open command buffer (record_*, which open it when it is not), and
+// submit() runs everything recorded since, in one vkQueueSubmit, and waits
+// for it. The backend submits only when the host must see a result (read,
+// synchronize) or the recording grew past a limit, so a forward is one
+// submission.
 #pragma once
 
 #include <cstdint>
@@ -30,37 +31,46 @@ struct Groups {
 
 class Commands {
  public:
-  static Result<std::unique_ptr<Commands>> create(std::shared_ptr<const Device> device);
+  // `retirement` is told when recorded work is pending and when it finished.
+  static Result<std::unique_ptr<Commands>> create(std::shared_ptr<const Device> device,
+                                                  std::shared_ptr<Retirement> retirement);
   ~Commands();
   Commands(const Commands&) = delete;
   Commands& operator=(const Commands&) = delete;
 
-  // Opens the command buffer (once per submission).
+  // Opens the command buffer (once per submission; again: nothing).
   Status begin();
+  // Whether work was recorded that has not been submitted.
   bool recording() const { return recording_; }
+  // Commands recorded since begin().
+  uint64_t recorded() const { return recorded_; }
   // A dispatch of `kernel` over `groups`, then a barrier so the next command
   // sees what it wrote.
   Status record_dispatch(const Kernel& kernel, std::span<const Binding> bindings, const void* push,
                          uint32_t push_bytes, Groups groups);
   // dst[dst_offset, +bytes) = src[src_offset, +bytes), then a barrier.
-  void record_copy(VkBuffer src, VkDeviceSize src_offset, VkBuffer dst, VkDeviceSize dst_offset,
-                   VkDeviceSize bytes);
+  Status record_copy(VkBuffer src, VkDeviceSize src_offset, VkBuffer dst, VkDeviceSize dst_offset,
+                     VkDeviceSize bytes);
   // Ends the command buffer, submits it, and waits for it to finish (with a
   // timeout); then the host sees what it wrote. Descriptor sets recorded
-  // since begin() are freed.
+  // since begin() are freed and the retirement released, unless the wait
+  // timed out (hung(): the work may still run, so nothing it uses is freed).
   Status submit();
-  // Drops what was recorded since begin() (an op that failed half-way).
-  void discard();
+  bool hung() const { return hung_; }
+  // vkQueueSubmit calls so far.
+  uint64_t submissions() const { return submissions_; }
 
   // `count` workgroups laid out within the device's limits.
   Groups groups_for(uint64_t count) const;
 
  private:
-  explicit Commands(std::shared_ptr<const Device> device) : device_(std::move(device)) {}
+  Commands(std::shared_ptr<const Device> device, std::shared_ptr<Retirement> retirement)
+      : device_(std::move(device)), retirement_(std::move(retirement)) {}
   void record_barrier();
   Result<VkDescriptorSet> allocate_set(VkDescriptorSetLayout layout);
 
   std::shared_ptr<const Device> device_;
+  std::shared_ptr<Retirement> retirement_;
   VkCommandPool pool_ = VK_NULL_HANDLE;
   VkCommandBuffer commands_ = VK_NULL_HANDLE;
   VkFence fence_ = VK_NULL_HANDLE;
@@ -69,6 +79,8 @@ class Commands {
   std::vector<VkDescriptorPool> descriptor_pools_;
   std::size_t current_pool_ = 0;
   bool recording_ = false;
+  uint64_t recorded_ = 0;
+  uint64_t submissions_ = 0;
   // A submission ran past the timeout: its command buffer may still be in
   // use, so nothing more is recorded (every later begin() fails).
   bool hung_ = false;

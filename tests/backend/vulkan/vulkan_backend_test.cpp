@@ -866,8 +866,77 @@ TEST_F(VulkanBackendTest, OpErrorsAreStickyUntilSynchronize) {
   EXPECT_NE(blocks.message().find("blocks"), std::string::npos) << blocks.message();
 }
 
+TEST_F(VulkanBackendTest, RecordsOpsUntilTheHostNeedsAResult) {
+  ASSERT_TRUE(vk_->synchronize().ok());
+  const uint64_t before = vk_->submissions();
+  const int64_t n = 5, d = 300;
+  const std::vector<float> a = random_values(static_cast<std::size_t>(n * d), 30);
+  const std::vector<float> b = random_values(static_cast<std::size_t>(n * d), 31);
+  DeviceTensor da = on_device(a, {n, d});
+  DeviceTensor db = on_device(b, {n, d});
+  DeviceTensor dout = on_device(nullptr, DType::kF32, {n, d});
+  std::vector<float> want(a.size()), twice(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    want[i] = (a[i] + b[i]) * 3.0f;
+    twice[i] = 2 * a[i];
+  }
+  // Ops, writes of host data while work is pending, a device copy, and
+  // buffers destroyed while recorded work uses them: nothing is submitted.
+  {
+    DeviceTensor tmp = on_device(nullptr, DType::kF32, {n, d});
+    vk_->add(da.tensor, db.tensor, tmp.tensor);
+    vk_->scale(tmp.tensor, 3.0f, tmp.tensor);
+    ASSERT_TRUE(vk_->copy(tmp.tensor, dout.tensor).ok());
+  }
+  {
+    DeviceTensor host_data = on_device(twice, {n, d});  // a write into the upload ring
+    ASSERT_TRUE(vk_->copy(host_data.tensor, da.tensor).ok());
+  }
+  // Small host inputs (token ids, RoPE angles) go into the ring too.
+  std::vector<float> table = random_values(static_cast<std::size_t>(16 * d), 32);
+  DeviceTensor dt = on_device(table, {16, d});
+  DeviceTensor emb = on_device(nullptr, DType::kF32, {3, d});
+  const std::vector<int32_t> tokens = {3, 15, 0};
+  vk_->embedding(dt.tensor, tokens, emb.tensor);
+  DeviceTensor rot = on_device(nullptr, DType::kF32, {3, 2, 150});
+  ASSERT_TRUE(vk_->copy(emb.tensor, Tensor::in_buffer(*rot.buffer, 0, DType::kF32, {3, d})).ok());
+  RopeSpec rope;
+  const std::vector<int32_t> positions = {0, 7, 300};
+  vk_->rope(rot.tensor, positions, rope);
+  EXPECT_EQ(vk_->submissions(), before) << "recorded ops were submitted before a result was read";
+  // The host reads: one submission runs it all.
+  EXPECT_EQ(download(dout.tensor), want);
+  EXPECT_EQ(vk_->submissions(), before + 1);
+  EXPECT_EQ(download(da.tensor), twice);
+  std::vector<float> want_rot(static_cast<std::size_t>(3 * d));
+  for (std::size_t t = 0; t < tokens.size(); ++t)
+    std::copy_n(table.data() + tokens[t] * d, d,
+                want_rot.data() + static_cast<std::ptrdiff_t>(t) * d);
+  cpu_->rope(host(want_rot, {3, 2, 150}), positions, rope);
+  EXPECT_MATCHES(download(rot.tensor), want_rot, kElementwiseTolerance, "embedding then rope");
+  ASSERT_TRUE(vk_->synchronize().ok());
+  EXPECT_EQ(vk_->submissions(), before + 1) << "nothing was pending";
+  EXPECT_NE(vk_->device_info().description.find("submissions"), std::string::npos);
+
+  // Host inputs past the first ring chunk, in one submission: every op
+  // still reads its own.
+  const int64_t big = 70000;  // positions * pairs * 8 bytes per call
+  const std::vector<float> x = random_values(static_cast<std::size_t>(big * 2 * 4), 33);
+  DeviceTensor dx = on_device(x, {big, 2, 4});
+  std::vector<int32_t> pos(static_cast<std::size_t>(big));
+  std::vector<float> want_x = x;
+  for (int r = 0; r < 4; ++r) {
+    for (int64_t i = 0; i < big; ++i)
+      pos[static_cast<std::size_t>(i)] = static_cast<int32_t>((i * 7 + r) % 5000);
+    vk_->rope(dx.tensor, pos, rope);
+    cpu_->rope(host(want_x, {big, 2, 4}), pos, rope);
+  }
+  EXPECT_MATCHES(download(dx.tensor), want_x, kElementwiseTolerance, "rope four times");
+  EXPECT_EQ(vk_->submissions(), before + 2);
+}
+
 // Not a check: what an op costs here, against the CPU backend (run with
-// --gtest_also_run_disabled_tests). Each op is one submission and wait.
+// --gtest_also_run_disabled_tests). Each op is submitted and waited for.
 TEST_F(VulkanBackendTest, DISABLED_MeasuresMatmul) {
   const int64_t m = 4096, k = 4096;
   for (const DType dtype :
@@ -888,7 +957,10 @@ TEST_F(VulkanBackendTest, DISABLED_MeasuresMatmul) {
                    .count() /
                reps;
       };
-      const double vk = time_ms([&] { vk_->matmul(dx.tensor, dw.tensor, dout.tensor); });
+      const double vk = time_ms([&] {
+        vk_->matmul(dx.tensor, dw.tensor, dout.tensor);
+        EXPECT_TRUE(vk_->synchronize().ok());
+      });
       const Tensor hw = Tensor::contiguous(w.data(), dtype, {m, k});
       const double cpu = time_ms([&] { cpu_->matmul(host(x, {n, k}), hw, host(want, {n, m})); });
       std::printf("matmul %-5s [%lld x %lld] n=%-3lld vulkan %8.2f ms  cpu (2 threads) %8.2f ms\n",
