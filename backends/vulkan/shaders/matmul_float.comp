@@ -1,6 +1,6 @@
 // out = x * w^T for f32, f16 and bf16 weights: one workgroup per weight row
 // and tile of up to TILE tokens (the row is read once per tile), each thread
-// a strided share of k, the partial sums reduced in shared memory. f32
+// a strided share of k, the partial sums added in shared memory. f32
 // throughout.
 #version 450
 #extension GL_GOOGLE_include_directive : require
@@ -42,11 +42,12 @@ void main() {
       acc[t] = fma(wv, x[p.x_off + (t0 + t) * p.x_stride + e], acc[t]);
   }
   for (uint t = 0u; t < TILE; ++t) partial[t * WG + tid] = acc[t];
+  // One barrier, then a thread per token sums the shares in order (a tree
+  // of barriers costs far more where invocations are emulated: lavapipe).
   barrier();
-  for (uint step = WG / 2u; step > 0u; step >>= 1) {
-    if (tid < step)
-      for (uint t = 0u; t < tiles; ++t) partial[t * WG + tid] += partial[t * WG + tid + step];
-    barrier();
+  if (tid < tiles) {
+    float sum = 0.0;
+    for (uint i = 0u; i < WG; ++i) sum += partial[tid * WG + i];
+    o[p.o_off + (t0 + tid) * p.o_stride + p.row_begin + r] = sum;
   }
-  if (tid < tiles) o[p.o_off + (t0 + tid) * p.o_stride + p.row_begin + r] = partial[tid * WG];
 }

@@ -3,7 +3,7 @@
 // (q8_0, q4_0: 32) or super-block (q4_K, q6_K: 256) one exact int32 sum of
 // code products, then acc = fma(d_w * d_x, float(sum), acc) (q4_K's minimums
 // after it). One workgroup per weight row and tile of up to TILE tokens;
-// threads take blocks in turn, then the partial sums are reduced in shared
+// threads take blocks in turn, then the partial sums are added in shared
 // memory.
 #version 450
 #extension GL_GOOGLE_include_directive : require
@@ -149,11 +149,12 @@ void main() {
   }
 
   for (uint t = 0u; t < TILE; ++t) partial[t * WG + tid] = acc[t];
+  // One barrier, then a thread per token sums the shares in order (a tree
+  // of barriers costs far more where invocations are emulated: lavapipe).
   barrier();
-  for (uint step = WG / 2u; step > 0u; step >>= 1) {
-    if (tid < step)
-      for (uint t = 0u; t < tiles; ++t) partial[t * WG + tid] += partial[t * WG + tid + step];
-    barrier();
+  if (tid < tiles) {
+    float sum = 0.0;
+    for (uint i = 0u; i < WG; ++i) sum += partial[tid * WG + i];
+    o[p.o_off + (t0 + tid) * p.o_stride + p.row_begin + r] = sum;
   }
-  if (tid < tiles) o[p.o_off + (t0 + tid) * p.o_stride + p.row_begin + r] = partial[tid * WG];
 }
