@@ -137,6 +137,11 @@ Status EngineBuilder::check_memory() {
   memory.weight_bytes = engine.model_->file ? engine.model_->file->size() : 0;
   memory.cap_bytes = static_cast<uint64_t>(config.get_int("cache.max_memory_mib")) << 20;
   memory.codec_name = plugins.codec->name();
+  if (const DeviceInfo device = engine.backend_->device_info(); !device.host_memory) {
+    memory.weights_on_device = true;
+    memory.device_free_bytes = device.memory_free_bytes;
+    memory.device_name = device.name;
+  }
   RETURN_IF_ERROR(check_memory_budget(memory, available_memory()));
   engine.memory_ = memory;
   engine.max_tokens_ = config.get_int("cache.max_tokens");

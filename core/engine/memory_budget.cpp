@@ -72,14 +72,24 @@ Status check_memory_budget(const MemoryRequest& request, const AvailableMemory& 
         asks + ", more than cache.max_memory_mib = " + mib(static_cast<double>(request.cap_bytes)) +
         "; " + fix_text(request, static_cast<double>(request.cap_bytes)) +
         ", or raise cache.max_memory_mib");
-  if (!available.known()) return ok_status();
   const double weights = static_cast<double>(request.weight_bytes);
+  if (request.weights_on_device && request.device_free_bytes > 0 &&
+      weights > static_cast<double>(request.device_free_bytes))
+    return resource_exhausted("the model's " + mib(weights) + " of weights do not fit the " +
+                              mib(static_cast<double>(request.device_free_bytes)) +
+                              " of memory free on " + request.device_name +
+                              "; use a smaller or more quantised model, another device "
+                              "([backend] device), or backend.plugin = \"cpu\"");
+  if (!available.known()) return ok_status();
+  const double host_weights = request.weights_on_device ? 0.0 : weights;
   const double budget = static_cast<double>(available.bytes);
-  if (kv + weights > budget)
-    return resource_exhausted(asks + "; with the model's " + mib(weights) +
-                              " of weights that is more than the " + mib(budget) +
-                              " of memory available (" + available.source + "); " +
-                              fix_text(request, std::max(0.0, budget - weights)));
+  if (kv + host_weights > budget)
+    return resource_exhausted(
+        asks +
+        (request.weights_on_device ? std::string("; that is")
+                                   : "; with the model's " + mib(weights) + " of weights that is") +
+        " more than the " + mib(budget) + " of memory available (" + available.source + "); " +
+        fix_text(request, std::max(0.0, budget - host_weights)));
   return ok_status();
 }
 

@@ -30,6 +30,12 @@ struct MemoryRequest {
   // Sequences that may hold max_tokens each at once (tessera serve:
   // server.max_sessions).
   int64_t sequences = 1;
+  // A backend whose buffers are device memory holds the weights there: they
+  // are checked against the device's free memory (0: unknown, unchecked),
+  // not the host's. The K/V stay in host memory (docs/backends.md, step 2).
+  bool weights_on_device = false;
+  uint64_t device_free_bytes = 0;
+  std::string device_name;
 };
 
 // The KV bytes any store needs at least to hold max_tokens tokens in each of
@@ -41,8 +47,10 @@ double kv_cache_bytes(const MemoryRequest& request);
 // several vectors together).
 double codec_bytes_per_vector(const Compressor& codec, int head_dim);
 
-// ResourceExhausted when the KV cache exceeds the cap, or the cache and the
-// weights exceed `available` (skipped when that is unknown).
+// ResourceExhausted when the KV cache exceeds the cap, when the weights held
+// on a device exceed its free memory, or when what the host holds (the cache,
+// and the weights unless a device holds them) exceeds `available` (skipped
+// when that is unknown).
 Status check_memory_budget(const MemoryRequest& request, const AvailableMemory& available);
 
 }  // namespace tessera

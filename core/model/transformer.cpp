@@ -540,8 +540,9 @@ Status Transformer::forward_chunk(CheckedCacheStore& cache, const Batch& batch, 
     feed_forward_block(backend_, c, spec, lw, act);
   }
 
-  // What a device met while running the layers (the CPU: always ok).
-  RETURN_IF_ERROR(backend_.synchronize());
+  // What a device met while running the layers (the CPU: always ok); with
+  // logits to read, output_logits waits once, after the head, instead.
+  if (output_rows_.empty()) RETURN_IF_ERROR(backend_.synchronize());
   if (!output_rows_.empty()) RETURN_IF_ERROR(output_logits(first_row, positions, options));
   // The store (host memory) appends from the host; commit_pending and
   // pending_k/v read the same copy.

@@ -98,5 +98,23 @@ TEST(MemoryBudget, TheEngineRefusesBeforeAllocating) {
   }
 }
 
+// Weights a device holds are checked against its free memory, not the host's.
+TEST(MemoryBudget, WeightsOnADeviceAreCheckedAgainstItsMemory) {
+  MemoryRequest r = stories_request(1000);
+  r.weight_bytes = 3 * kGiB;
+  EXPECT_FALSE(check_memory_budget(r, AvailableMemory{2 * kGiB, "t"}).ok());
+  r.weights_on_device = true;
+  r.device_name = "a test GPU";
+  r.device_free_bytes = 4 * kGiB;
+  EXPECT_TRUE(check_memory_budget(r, AvailableMemory{2 * kGiB, "t"}).ok());
+  r.device_free_bytes = 2 * kGiB;
+  const Status refused = check_memory_budget(r, AvailableMemory{64 * kGiB, "t"});
+  EXPECT_EQ(refused.code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(refused.message().find("3072 MiB of weights do not fit the 2048 MiB of memory "
+                                   "free on a test GPU"),
+            std::string::npos)
+      << refused.message();
+}
+
 }  // namespace
 }  // namespace tessera
