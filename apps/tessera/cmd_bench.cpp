@@ -90,6 +90,9 @@ struct Row {
   int threads = 0;
   std::string test;
   double median = 0, low = 0, high = 0;
+  // Device submissions per token over the timed runs; < 0 where the backend
+  // does not count them (the CPU).
+  double submissions_per_token = -1;
 };
 
 Result<std::vector<int>> parse_threads(const std::string& text) {
@@ -210,14 +213,19 @@ comparisons with llama.cpp belong to interleaved runs (docs/performance.md).
       const int64_t n = is_prompt ? prompt : gen;
       if (n == 0) continue;
       std::vector<double> speeds;
+      uint64_t submitted_before = 0;
       for (int r = 0; r <= repeat; ++r) {  // run 0 warms caches and pages up
         auto speed = run_once(**engine, is_prompt, n);
         if (!speed.ok()) return report("bench", speed.status());
         if (r > 0) speeds.push_back(*speed);
+        if (r == 0) submitted_before = (*engine)->backend().counters().submissions;
       }
       const auto [low, high] = std::minmax_element(speeds.begin(), speeds.end());
       rows.push_back(
           {t, (is_prompt ? "pp" : "tg") + std::to_string(n), sweep::median(speeds), *low, *high});
+      if (const uint64_t submitted = (*engine)->backend().counters().submissions; submitted > 0)
+        rows.back().submissions_per_token =
+            static_cast<double>(submitted - submitted_before) / static_cast<double>(repeat * n);
       std::fprintf(stderr, "bench: %s at %d thread%s done\n", rows.back().test.c_str(), t,
                    t == 1 ? "" : "s");
     }
@@ -227,6 +235,9 @@ comparisons with llama.cpp belong to interleaved runs (docs/performance.md).
   static const char* const kCount[] = {"", "K", "M", "B"};
   const std::string size = human(facts.size, kBytes, 4, 1024);
   const std::string params = human(facts.params, kCount, 4, 1000);
+  // A device backend's submissions per token: a column only where counted.
+  const bool counted = std::any_of(rows.begin(), rows.end(),
+                                   [](const Row& r) { return r.submissions_per_token >= 0; });
   std::vector<TableRow> cells;
   for (const Row& r : rows) {
     if (values.count("csv"))
@@ -236,16 +247,20 @@ comparisons with llama.cpp belong to interleaved runs (docs/performance.md).
     else
       cells.push_back({facts.name, size, params, facts.dtype, std::to_string(r.threads), r.test,
                        format("%.2f (%.2f-%.2f)", r.median, r.low, r.high)});
+    if (counted) cells.back().push_back(format("%.3f", r.submissions_per_token));
   }
   if (values.count("csv")) {
-    write_stdout(csv_lines(
-        {"model", "size_bytes", "params", "dtype", "threads", "test", "tokens_per_s", "min", "max"},
-        cells));
+    TableRow header = {"model", "size_bytes",   "params", "dtype", "threads",
+                       "test",  "tokens_per_s", "min",    "max"};
+    if (counted) header.push_back("submissions_per_token");
+    write_stdout(csv_lines(header, cells));
     return 0;
   }
-  write_stdout(markdown_table(
-      {"model", "size", "params", "dtype", "threads", "test", "t/s (median, min-max)"},
-      {false, true, true, false, true, false, true}, cells));
+  TableRow header = {
+      "model", "size", "params", "dtype", "threads", "test", "t/s (median, min-max)"};
+  std::vector<bool> right = {false, true, true, false, true, false, true};
+  if (counted) header.push_back("submissions/token"), right.push_back(true);
+  write_stdout(markdown_table(header, right, cells));
   return 0;
 }
 

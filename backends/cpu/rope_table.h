@@ -16,18 +16,6 @@
 
 namespace tessera::cpu {
 
-// The angle's cos and sin for pair `pair`; as llama2.c: freq =
-// theta^(-2 pair/head_dim), divided by the pair's factor when there is one.
-inline void rope_cos_sin(int64_t position, int64_t pair, int64_t head_dim, const RopeSpec& rope,
-                         float& c, float& s) {
-  float freq =
-      1.0f / std::pow(rope.theta, static_cast<float>(2 * pair) / static_cast<float>(head_dim));
-  if (!rope.freq_factors.empty()) freq /= rope.freq_factors[static_cast<std::size_t>(pair)];
-  const float angle = static_cast<float>(position) * rope.position_scale * freq;
-  c = std::cos(angle);
-  s = std::sin(angle);
-}
-
 class RopeTable {
  public:
   // Covers positions [0, positions) for this head size and rotation;

@@ -7,7 +7,7 @@
 //
 // Keys that must be turned by RoPE as they are read (stored before RoPE, or
 // sinks moved under WindowRule::reassign) are turned here, on the host, with
-// the CPU's formula (backends/cpu/rope_table.h). Where the turn depends on the
+// the formula every backend shares (core/backend/rope_spec.h). Where the turn depends on the
 // query (a sink moved by sink_shift of the query's position), the entry is
 // gathered once per distinct turn, each copy seen only by the queries that
 // turn it so. The batch's own keys need that too when they are kept before
@@ -23,18 +23,6 @@
 #include "core/backend/backend.h"
 
 namespace tessera::vulkan {
-
-// RoPE's cos and sin, as backends/cpu/rope_table.h's rope_cos_sin computes
-// them (the same expressions, so the rotation matches the CPU's bit for bit).
-inline void rope_cos_sin(int64_t position, int64_t pair, int64_t head_dim, const RopeSpec& rope,
-                         float& c, float& s) {
-  float freq =
-      1.0f / std::pow(rope.theta, static_cast<float>(2 * pair) / static_cast<float>(head_dim));
-  if (!rope.freq_factors.empty()) freq /= rope.freq_factors[static_cast<std::size_t>(pair)];
-  const float angle = static_cast<float>(position) * rope.position_scale * freq;
-  c = std::cos(angle);
-  s = std::sin(angle);
-}
 
 // The batch's keys and values on the host: key j of kv head h at k + j * s0 +
 // h * s1 (likewise v).

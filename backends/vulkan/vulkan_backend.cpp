@@ -14,7 +14,6 @@ namespace tessera {
 namespace {
 
 using vulkan::Binding;
-using vulkan::rope_cos_sin;
 using vulkan::Shader;
 using vulkan::VulkanBuffer;
 

@@ -62,6 +62,7 @@ class VulkanBackend final : public Backend {
   uint64_t submissions() const;
   // Dispatches and copies recorded so far.
   uint64_t commands_recorded() const;
+  BackendCounters counters() const override { return {submissions(), commands_recorded()}; }
 
   void embedding(const Tensor& table, std::span<const int32_t> tokens, const Tensor& out) override;
   void matmul(const Tensor& x, const Tensor& w, const Tensor& out) override;

@@ -117,6 +117,13 @@ inline constexpr BackendOp kAllBackendOps[] = {
     BackendOp::kAttention, BackendOp::kMaskedAttention, BackendOp::kCacheUpdate};
 std::string_view backend_op_name(BackendOp op);  // "matmul"
 
+// What a backend has done since it was created, for reports (tessera bench
+// prints submissions per token): 0 where it does not count. (ABI 8.0)
+struct BackendCounters {
+  uint64_t submissions = 0;  // batches of work handed to the device (vkQueueSubmit)
+  uint64_t commands = 0;     // ops' dispatches and copies recorded into them
+};
+
 struct BackendOptions {
   int threads = 1;
   // The longest attention span (stored + batch tokens) the caller will ask
@@ -170,6 +177,8 @@ class Backend : public PluginObject {
   // met since the last call (a device lost, out of device memory), with what
   // it was doing. The CPU finishes each op as it is called: always ok.
   virtual Status synchronize() { return ok_status(); }
+  // What it has done so far; the CPU counts nothing (its ops run as called).
+  virtual BackendCounters counters() const { return {}; }
 
   // out[t, :] = table[tokens[t], :]. table [vocab, dim] of a weight dtype the
   // backend supports (rows of whole blocks for a block format), out f32 [n, dim].

@@ -2,6 +2,7 @@
 // (keys rotated at read) take it.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <span>
 
@@ -28,6 +29,21 @@ inline RopeSpec llama_rope(float theta) {
   RopeSpec rope;
   rope.theta = theta;
   return rope;
+}
+
+// The cos and sin of pair `pair`'s angle at `position`: the one formula every
+// backend turns by (the CPU's rope op and its keys rotated at read, the Vulkan
+// backend's angle tables), so all give bitwise the same floats. As llama2.c:
+// freq = theta^(-2 pair/head_dim), divided by the pair's factor when there is
+// one. Callers compile it without FMA contraction (-ffp-contract=off).
+inline void rope_cos_sin(int64_t position, int64_t pair, int64_t head_dim, const RopeSpec& rope,
+                         float& c, float& s) {
+  float freq =
+      1.0f / std::pow(rope.theta, static_cast<float>(2 * pair) / static_cast<float>(head_dim));
+  if (!rope.freq_factors.empty()) freq /= rope.freq_factors[static_cast<std::size_t>(pair)];
+  const float angle = static_cast<float>(position) * rope.position_scale * freq;
+  c = std::cos(angle);
+  s = std::sin(angle);
 }
 
 }  // namespace tessera

@@ -50,6 +50,7 @@ class Engine {
   const LoadedModel& model() const { return *model_; }
   const Tokenizer& tokenizer() const { return *tokenizer_; }
   Transformer& transformer() { return *transformer_; }
+  Backend& backend() { return *backend_; }
   CheckedCacheStore& cache() { return *cache_; }
   // The configured KV codec (layers in cache.codec_skip_layers use identity).
   const Compressor& codec() const { return *codec_; }
