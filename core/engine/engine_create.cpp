@@ -97,6 +97,18 @@ Status EngineBuilder::make_codecs() {
 Status EngineBuilder::construct_backend() {
   ASSIGN_OR_RETURN(engine.backend_,
                    create_plugin<Backend>(registry, *plugins.backend, plugins.backend_options));
+  // Codecs have no device kernels yet (docs/backends.md, step 5): on a
+  // device, their layers are split at the codec point. Said once, here.
+  const DeviceInfo device = engine.backend_->device_info();
+  if (device.host_memory) return ok_status();
+  int split = 0;
+  for (const Compressor* codec : engine.layer_codecs_) split += codec->stores_raw_f32() ? 0 : 1;
+  if (split > 0)
+    engine.warnings_.push_back(
+        "compressor plugin '" + plugins.codec->name() + "' has no kernels for backend '" +
+        plugins.backend->name() + "': its " + std::to_string(split) +
+        " layers are split at the codec point (each step's K/V read back to the host, encoded "
+        "and decoded there, written again), which costs a round trip per layer");
   return ok_status();
 }
 

@@ -434,53 +434,54 @@ Status Transformer::read_fed_kv(int64_t n) {
   return backend_.read(at(v_new_, 0, {floats}), bytes_of(v_host_.data(), size));
 }
 
-Status Transformer::forward_chunk(CheckedCacheStore& cache, const Batch& batch, int32_t begin,
-                                  int32_t count, int32_t first_row, const ForwardOptions& options) {
-  const ModelConfig& c = model_.config;
-  const ModelWeights& w = model_.weights;
-  const int64_t n = count;
-  const int64_t kv_width = static_cast<int64_t>(c.n_kv_heads) * c.head_dim;
-  const int64_t layer_stride = n * kv_width;  // k_new_/v_new_ are packed for this n
-  const auto range = [&](auto span) {
-    return span.subspan(static_cast<std::size_t>(begin), static_cast<std::size_t>(count));
-  };
-  const std::span<const int32_t> tokens = range(batch.tokens());
-  const std::span<const int32_t> positions = range(batch.positions());
+// One chunk's activations and attention call, set up once and reused by each
+// layer (which repoints the layer's K/V, RoPE, rule and batch K/V).
+struct Transformer::ChunkState {
+  int64_t n = 0;
+  std::span<const int32_t> positions;
+  LayerActivations act;
+  Tensor attn_flat;  // the attention output as [n, heads * head_dim]
+  AttentionParams params;
+  WindowRule store_rule;  // the store's, or none for an unwindowed forward
+};
 
-  // The chunk's sequences, each token's view, its visibility and output rows.
+void Transformer::index_chunk(const Batch& batch, int32_t begin, int32_t count) {
   chunk_seqs_.clear();
   output_rows_.clear();
   write_rows_.clear();
   for (int32_t i = 0; i < count; ++i) {
-    const SequenceId seq = batch.seqs()[static_cast<std::size_t>(begin + i)];
+    const auto index = static_cast<std::size_t>(begin + i);
+    const SequenceId seq = batch.seqs()[index];
     auto found = std::find(chunk_seqs_.begin(), chunk_seqs_.end(), seq);
     if (found == chunk_seqs_.end()) found = chunk_seqs_.insert(chunk_seqs_.end(), seq);
     view_of_[static_cast<std::size_t>(i)] = static_cast<int32_t>(found - chunk_seqs_.begin());
-    if (batch.flags()[static_cast<std::size_t>(begin + i)] & kOutputLogits)
-      output_rows_.push_back(i);
-    if (batch.flags()[static_cast<std::size_t>(begin + i)] & kWriteKv) write_rows_.push_back(i);
+    if (batch.flags()[index] & kOutputLogits) output_rows_.push_back(i);
+    if (batch.flags()[index] & kWriteKv) write_rows_.push_back(i);
   }
   build_in_batch_visibility(batch, begin, count, in_batch_);
   views_.resize(chunk_seqs_.size());
+}
 
-  const Tensor q = at(q_, 0, {n, c.n_heads, c.head_dim});
-  const Tensor attn = at(attn_, 0, {n, c.n_heads, c.head_dim});
-  const Tensor attn_flat = at(attn_, 0, {n, static_cast<int64_t>(c.n_heads) * c.head_dim});
-  LayerActivations act;
+void Transformer::set_up_chunk(const CheckedCacheStore& cache, const Batch& batch, int32_t begin,
+                               int32_t count, const ForwardOptions& options, ChunkState& chunk) {
+  const ModelConfig& c = model_.config;
+  const auto range = [&](auto span) {
+    return span.subspan(static_cast<std::size_t>(begin), static_cast<std::size_t>(count));
+  };
+  const int64_t n = count;
+  chunk.n = n;
+  chunk.positions = range(batch.positions());
+  LayerActivations& act = chunk.act;
   act.x = at(x_, 0, {n, c.dim});
   act.xb = at(xb_, 0, {n, c.dim});
-  act.q = q;
+  act.q = at(q_, 0, {n, c.n_heads, c.head_dim});
   act.gate = at(gate_, 0, {n, c.hidden_dim});
   act.up = at(up_, 0, {n, c.hidden_dim});
-  const bool keys_before_rope = cache.stored_keys() == StoredKeys::kBeforeRope;
-  // The codec's vectors: one per head, or one per token (cache.codec_span);
-  // k_new_/v_new_ keep an entry's heads contiguous either way.
-  const CacheGeometry& geometry = cache.geometry();
-  const int64_t vectors = n * geometry.vectors_per_token();
+  chunk.attn_flat = at(attn_, 0, {n, static_cast<int64_t>(c.n_heads) * c.head_dim});
 
-  AttentionParams params;
-  params.q = q;
-  params.positions = positions;
+  AttentionParams& params = chunk.params;
+  params.q = act.q;
+  params.positions = chunk.positions;
   params.views = views_;
   params.view_of = std::span<const int32_t>(view_of_.data(), static_cast<std::size_t>(count));
   // Always one branch per token (all 0 without branches): a prefix token
@@ -490,64 +491,92 @@ Status Transformer::forward_chunk(CheckedCacheStore& cache, const Batch& batch, 
                                                static_cast<std::size_t>((count + 63) / 64 * count)),
                      (count + 63) / 64};
   // Unwindowed: WindowRule{} hides nothing and moves no sink.
-  const WindowRule store_rule = options.unwindowed ? WindowRule{} : cache.policy().rule;
+  chunk.store_rule = options.unwindowed ? WindowRule{} : cache.policy().rule;
   params.stored_keys = cache.stored_keys();
-  params.out = attn;
+  params.out = at(attn_, 0, {n, c.n_heads, c.head_dim});
+}
 
+// The residual stream's first rows: the tokens' embeddings, or hidden_in's
+// rows for a forward that starts past layer 0.
+Status Transformer::embed_chunk(const Batch& batch, int32_t begin, const ForwardOptions& options,
+                                const ChunkState& chunk) {
+  const ModelConfig& c = model_.config;
+  const Tensor& x = chunk.act.x;
   if (options.layer_begin == 0) {
-    backend_.embedding(w.token_embedding, tokens, act.x);
-    if (c.embedding_scale != 1.0f) backend_.scale(act.x, c.embedding_scale, act.x);
-  } else {
-    const std::span<const float> rows =
-        options.hidden_in.subspan(static_cast<std::size_t>(begin) * static_cast<std::size_t>(c.dim),
-                                  static_cast<std::size_t>(n) * static_cast<std::size_t>(c.dim));
-    if (device_) {
-      RETURN_IF_ERROR(backend_.write(act.x, std::as_bytes(rows)));
-    } else {
-      std::copy(rows.begin(), rows.end(), x_.host);
-    }
+    const auto tokens =
+        batch.tokens().subspan(static_cast<std::size_t>(begin), static_cast<std::size_t>(chunk.n));
+    backend_.embedding(model_.weights.token_embedding, tokens, x);
+    if (c.embedding_scale != 1.0f) backend_.scale(x, c.embedding_scale, x);
+    return ok_status();
   }
-  const int layer_end = end_layer(options);
-  for (int l = options.layer_begin; l < layer_end; ++l) {
-    const LayerWeights& lw = w.layers[static_cast<std::size_t>(l)];
-    const LayerSpec& spec = specs_[static_cast<std::size_t>(l)];
-    const Compressor& codec = cache.codec(l);
-    act.k = at(k_new_, l * layer_stride, {n, c.n_kv_heads, c.head_dim});
-    act.v = at(v_new_, l * layer_stride, {n, c.n_kv_heads, c.head_dim});
+  const std::span<const float> rows = options.hidden_in.subspan(
+      static_cast<std::size_t>(begin) * static_cast<std::size_t>(c.dim),
+      static_cast<std::size_t>(chunk.n) * static_cast<std::size_t>(c.dim));
+  if (device_) return backend_.write(x, std::as_bytes(rows));
+  std::copy(rows.begin(), rows.end(), x_.host);
+  return ok_status();
+}
 
-    // Attention block: x += wo * attention(q, k, v) of norm(x) as the layer
-    // describes them, with the batch's K/V through the layer's codec, as the
-    // cache will hold them. Attention reads the batch's keys as the cache
-    // holds them: rotated, or before RoPE (then rotated as they are read,
-    // like the stored ones).
-    const RopeSpec rope = layer_rope(rope_freqs_, spec);
-    attention_inputs(backend_, c, spec, rope, lw, act, positions, !keys_before_rope);
-    ASSIGN_OR_RETURN(params.batch_k,
-                     batch_through_codec(codec, act.k, k_seen_, vectors, geometry.vector_width()));
-    ASSIGN_OR_RETURN(params.batch_v,
-                     batch_through_codec(codec, act.v, v_seen_, vectors, geometry.vector_width()));
-    params.rope = rope;
-    params.rule = layer_window_rule(store_rule, spec.sliding_window);
-    // A codec that attends encoded is read without decoding, unless keys must
-    // be rotated at read time (before RoPE, or sinks moved by reassign), or
-    // the backend is a device's (its attention reads decoded host views until
-    // K/V move to the device: docs/backends.md, step 2).
-    const bool encoded = codec.attends_encoded() && !codec.stores_raw_f32() && !keys_before_rope &&
-                         !params.rule.reassign && !device_;
-    RETURN_IF_ERROR(build_views(cache, l, encoded, options));
-    backend_.attention(params);
-    attention_output(backend_, c, spec, lw, attn_flat, act);
-    feed_forward_block(backend_, c, spec, lw, act);
-  }
+// Layer l over the chunk: x += wo * attention(q, k, v) of norm(x) as the
+// layer describes them, with the batch's K/V through the layer's codec, as
+// the cache will hold them; then the feed-forward block.
+Status Transformer::run_layer(CheckedCacheStore& cache, int l, const ForwardOptions& options,
+                              ChunkState& chunk) {
+  const ModelConfig& c = model_.config;
+  const LayerWeights& lw = model_.weights.layers[static_cast<std::size_t>(l)];
+  const LayerSpec& spec = specs_[static_cast<std::size_t>(l)];
+  const Compressor& codec = cache.codec(l);
+  const CacheGeometry& geometry = cache.geometry();
+  LayerActivations& act = chunk.act;
+  AttentionParams& params = chunk.params;
+  const int64_t n = chunk.n;
+  // k_new_/v_new_ are packed for this n, an entry's heads contiguous; the
+  // codec's vectors are one per head, or one per token (cache.codec_span).
+  const int64_t layer_stride = n * c.n_kv_heads * c.head_dim;
+  const int64_t vectors = n * geometry.vectors_per_token();
+  act.k = at(k_new_, l * layer_stride, {n, c.n_kv_heads, c.head_dim});
+  act.v = at(v_new_, l * layer_stride, {n, c.n_kv_heads, c.head_dim});
 
+  // Attention reads the batch's keys as the cache holds them: rotated, or
+  // before RoPE (then rotated as they are read, like the stored ones).
+  const bool keys_before_rope = cache.stored_keys() == StoredKeys::kBeforeRope;
+  const RopeSpec rope = layer_rope(rope_freqs_, spec);
+  attention_inputs(backend_, c, spec, rope, lw, act, chunk.positions, !keys_before_rope);
+  ASSIGN_OR_RETURN(params.batch_k,
+                   batch_through_codec(codec, act.k, k_seen_, vectors, geometry.vector_width()));
+  ASSIGN_OR_RETURN(params.batch_v,
+                   batch_through_codec(codec, act.v, v_seen_, vectors, geometry.vector_width()));
+  params.rope = rope;
+  params.rule = layer_window_rule(chunk.store_rule, spec.sliding_window);
+  // A codec that attends encoded is read without decoding, unless keys must
+  // be rotated at read time (before RoPE, or sinks moved by reassign), or
+  // the backend is a device's (its attention reads decoded host views until
+  // K/V move to the device: docs/backends.md, step 2).
+  const bool encoded = codec.attends_encoded() && !codec.stores_raw_f32() && !keys_before_rope &&
+                       !params.rule.reassign && !device_;
+  RETURN_IF_ERROR(build_views(cache, l, encoded, options));
+  backend_.attention(params);
+  attention_output(backend_, c, spec, lw, chunk.attn_flat, act);
+  feed_forward_block(backend_, c, spec, lw, act);
+  return ok_status();
+}
+
+Status Transformer::forward_chunk(CheckedCacheStore& cache, const Batch& batch, int32_t begin,
+                                  int32_t count, int32_t first_row, const ForwardOptions& options) {
+  index_chunk(batch, begin, count);
+  ChunkState chunk;
+  set_up_chunk(cache, batch, begin, count, options, chunk);
+  RETURN_IF_ERROR(embed_chunk(batch, begin, options, chunk));
+  for (int l = options.layer_begin; l < end_layer(options); ++l)
+    RETURN_IF_ERROR(run_layer(cache, l, options, chunk));
   // What a device met while running the layers (the CPU: always ok); with
   // logits to read, output_logits waits once, after the head, instead.
   if (output_rows_.empty()) RETURN_IF_ERROR(backend_.synchronize());
-  if (!output_rows_.empty()) RETURN_IF_ERROR(output_logits(first_row, positions, options));
+  if (!output_rows_.empty()) RETURN_IF_ERROR(output_logits(first_row, chunk.positions, options));
   // The store (host memory) appends from the host; commit_pending and
   // pending_k/v read the same copy.
   if (device_ && (!write_rows_.empty() || runs_every_layer(options)))
-    RETURN_IF_ERROR(read_fed_kv(n));
+    RETURN_IF_ERROR(read_fed_kv(count));
   return append_rows(cache, batch, begin, count, write_rows_);
 }
 

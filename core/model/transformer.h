@@ -130,6 +130,17 @@ class Transformer {
   // row `first_row`.
   Status forward_chunk(CheckedCacheStore& cache, const Batch& batch, int32_t begin, int32_t count,
                        int32_t first_row, const ForwardOptions& options);
+  // forward_chunk's steps: the chunk's sequences, views, output and written
+  // rows and visibility; its activations and attention call; its first
+  // residual rows; one layer.
+  struct ChunkState;
+  void index_chunk(const Batch& batch, int32_t begin, int32_t count);
+  void set_up_chunk(const CheckedCacheStore& cache, const Batch& batch, int32_t begin,
+                    int32_t count, const ForwardOptions& options, ChunkState& chunk);
+  Status embed_chunk(const Batch& batch, int32_t begin, const ForwardOptions& options,
+                     const ChunkState& chunk);
+  Status run_layer(CheckedCacheStore& cache, int layer, const ForwardOptions& options,
+                   ChunkState& chunk);
   // Final norm and head over the chunk's output rows (output_rows_), logits
   // to logits_ from row `first_row`; the residual rows to hidden_ if asked.
   Status output_logits(int32_t first_row, std::span<const int32_t> positions,

@@ -101,9 +101,10 @@ TEST_P(BackendModels, PerplexityMatchesTheCpu) {
 }
 
 // Mean NLL of the excerpt's first `tokens` predictions on both backends.
-void expect_same_nll(const std::string& backend, const std::string& model, std::size_t tokens) {
-  auto cpu = engine_on("cpu", model);
-  auto device = engine_on(backend, model);
+void expect_same_nll(const std::string& backend, const std::string& model, std::size_t tokens,
+                     const std::string& extra = "") {
+  auto cpu = engine_on("cpu", model, extra);
+  auto device = engine_on(backend, model, extra);
   ASSERT_TRUE(cpu.ok()) << cpu.status().to_string();
   ASSERT_TRUE(device.ok()) << device.status().to_string();
   const std::vector<int32_t> ids = excerpt(**cpu, tokens + 1);
@@ -132,6 +133,14 @@ TEST_P(BackendModels, ArchitecturesAndKQuantsMatchTheCpu) {
   const std::string k256 = testing::synthetic_256();
   for (const char* target : {"q4_K_M", "q4_0", "bf16"})  // q4_K_M holds q6_K matrices too
     expect_same_nll(GetParam(), quantized(k256, target, "synthetic-256"), 32);
+}
+
+// A codec without device kernels goes through the split at the codec point
+// (encoded and decoded on the host); the CPU attends int8/int4 codes fused.
+TEST_P(BackendModels, CodecsMatchTheCpu) {
+  for (const char* codec : {"int8", "int4"})
+    expect_same_nll(GetParam(), kSharedModels + "stories260K.gguf", 64,
+                    std::string("[cache.codec]\nplugin = \"") + codec + "\"\n");
 }
 
 TEST_P(BackendModels, GreedyTextMatchesTheCpu) {
