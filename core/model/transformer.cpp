@@ -25,10 +25,8 @@ std::span<std::byte> bytes_of(float* data, std::size_t floats) {
 }  // namespace
 
 Tensor Transformer::at(const Scratch& area, int64_t first, std::initializer_list<int64_t> shape) {
-  Tensor t = f32_view(area.host == nullptr ? nullptr : area.host + first, shape);
-  t.buffer = area.buffer;
-  t.offset = static_cast<std::size_t>(first) * sizeof(float);
-  return t;
+  return Tensor::in_buffer(*area.buffer, static_cast<std::size_t>(first) * sizeof(float),
+                           DType::kF32, shape);
 }
 
 Transformer::Transformer(const LoadedModel& model, Backend& backend, int max_batch)
