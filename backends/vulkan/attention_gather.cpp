@@ -67,11 +67,11 @@ Status AttentionGather::check(const AttentionParams& p) {
             " has an encoded segment (codec records): the Vulkan backend attends decoded f32 "
             "views only; the caller must pass CacheStore::view, not encoded_view");
       if (seg.count == 0) continue;
-      RETURN_IF_ERROR(need(seg.k.on_host() && seg.v.on_host(),
-                           "view " + std::to_string(v) + ": a segment in device memory (" +
-                               seg.k.describe() +
-                               "); stored K/V must be host memory until the cache moves to "
-                               "the device"));
+      const bool host = seg.k.on_host() && seg.v.on_host();
+      RETURN_IF_ERROR(need(host || (seg.k.data == nullptr && seg.v.data == nullptr &&
+                                    seg.k.buffer != nullptr && seg.v.buffer != nullptr),
+                           "view " + std::to_string(v) + ": a segment whose k " + seg.k.describe() +
+                               " and v are neither both host memory nor both in a buffer"));
       RETURN_IF_ERROR(need(is_kv(seg.k, kv_heads, seg.count, head_dim) &&
                                is_kv(seg.v, kv_heads, seg.count, head_dim),
                            "view " + std::to_string(v) + ": a segment's k " + seg.k.describe() +
@@ -88,6 +88,13 @@ Status AttentionGather::check(const AttentionParams& p) {
                          "rope.freq_factors must have head_dim / 2 entries"));
   }
   return ok_status();
+}
+
+bool AttentionGather::device_kv(const AttentionParams& p) {
+  for (const KVView& view : p.views)
+    for (const KVSegment& seg : view.segments)
+      if (seg.count > 0 && !seg.k.on_host()) return true;
+  return false;
 }
 
 bool AttentionGather::batch_on_host(const AttentionParams& p) {
@@ -164,26 +171,82 @@ void AttentionGather::start(const AttentionParams& p) {
 void AttentionGather::gather(const AttentionParams& p, const HostBatch& batch) {
   start(p);
   const int64_t n = p.q.dim(0), head_dim = p.q.dim(2), kv_heads = p.batch_k.dim(1);
+  device_ = device_kv(p);
   // The stored entries, view by view, in segment order (the CPU's order).
   for (std::size_t v = 0; v < p.views.size(); ++v) {
     const std::vector<int64_t>& queries = queries_of_view_[v];
     if (queries.empty()) continue;
-    for (const KVSegment& seg : p.views[v].segments)
+    for (const KVSegment& seg : p.views[v].segments) {
+      const bool host = seg.k.on_host();
       for (int64_t e = 0; e < seg.count; ++e)
-        offer({seg.k.f32() + e * seg.k.stride[1], seg.v.f32() + e * seg.v.stride[1],
-               seg.k.stride[0], seg.v.stride[0], kNoTurn, static_cast<int32_t>(v), &seg, e},
+        offer({host ? seg.k.f32() + e * seg.k.stride[1] : nullptr,
+               host ? seg.v.f32() + e * seg.v.stride[1] : nullptr, seg.k.stride[0], seg.v.stride[0],
+               kNoTurn, static_cast<int32_t>(v), &seg, e},
               queries);
+    }
   }
-  // Then the batch's keys, when they are turned here.
+  // Then the batch's keys, when they are turned here (on a device: by it).
   batch_gathered_ = batch_on_host(p);
   if (batch_gathered_)
     for (int64_t j = 0; j < n; ++j)
-      offer({batch.k + j * batch.k_s0, batch.v + j * batch.v_s0, batch.k_s1, batch.v_s1, kNoTurn,
-             -1, nullptr, j},
+      offer(device_ ? Column{nullptr, nullptr, 0, 0, kNoTurn, -1, nullptr, j}
+                    : Column{batch.k + j * batch.k_s0, batch.v + j * batch.v_s0, batch.k_s1,
+                             batch.v_s1, kNoTurn, -1, nullptr, j},
             all_queries_);
   columns_ = static_cast<int64_t>(columns_list_.size());
   fill_mask(n);
-  fill_keys(kv_heads, head_dim);
+  if (device_) {
+    plan_runs(kv_heads, head_dim);
+  } else {
+    fill_keys(kv_heads, head_dim);
+  }
+}
+
+void AttentionGather::plan_runs(int64_t kv_heads, int64_t head_dim) {
+  runs_.clear();
+  turn_runs_.clear();
+  turn_positions_.clear();
+  host_columns_ = 0;
+  for (const Column& c : columns_list_) host_columns_ += c.k != nullptr ? 1 : 0;
+  const auto size = static_cast<std::size_t>(kv_heads * host_columns_ * head_dim);
+  if (k_.size() < size) {
+    k_.resize(size);
+    v_.resize(size);
+  }
+  int64_t host = 0;
+  for (int64_t c = 0; c < columns_; ++c) {
+    const Column& col = columns_list_[static_cast<std::size_t>(c)];
+    const Run::Kind kind = col.k != nullptr ? Run::kHost
+                           : col.view < 0   ? Run::kBatch
+                                            : Run::kSegment;
+    const int64_t entry = kind == Run::kHost ? host : col.entry;
+    Run* last = runs_.empty() ? nullptr : &runs_.back();
+    if (last != nullptr && last->kind == kind && last->entry + last->count == entry &&
+        (kind != Run::kSegment || last->segment == col.segment)) {
+      ++last->count;
+    } else {
+      runs_.push_back({kind, col.segment, entry, c, 1});
+    }
+    if (kind == Run::kHost) {
+      // Packed [kv_heads, host_columns, head_dim], as stored (turned later, with the rest).
+      for (int64_t h = 0; h < kv_heads; ++h) {
+        std::copy_n(col.k + h * col.k_head, head_dim,
+                    k_.data() + (h * host_columns_ + host) * head_dim);
+        std::copy_n(col.v + h * col.v_head, head_dim,
+                    v_.data() + (h * host_columns_ + host) * head_dim);
+      }
+      ++host;
+    }
+    if (col.turn != kNoTurn) {
+      TurnRun* turned = turn_runs_.empty() ? nullptr : &turn_runs_.back();
+      if (turned != nullptr && turned->column + turned->count == c) {
+        ++turned->count;
+      } else {
+        turn_runs_.push_back({c, 1, static_cast<int64_t>(turn_positions_.size())});
+      }
+      turn_positions_.push_back(static_cast<int32_t>(col.turn));
+    }
+  }
 }
 
 void AttentionGather::fill_mask(int64_t n) {

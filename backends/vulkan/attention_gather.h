@@ -1,9 +1,16 @@
-// Backend::attention on the Vulkan backend while the stored K/V still live on
-// the host (docs/backends.md, before step 2): the host gathers every stored
-// entry a query of its view may see into one dense K and V [kv_heads, S,
-// head_dim], and builds the additive mask [n, S + n] (0 seen, -inf hidden)
+// Backend::attention on the Vulkan backend: every stored entry a query of its
+// view may see becomes a column of one dense K and V [kv_heads, S, head_dim],
+// with the additive mask [n, S + n] (0 seen, -inf hidden) built on the host
 // from the CPU's rule (backends/cpu/visible_keys.h), so that masked_attention
 // (shaders/masked_attention.comp) gives what the CPU's attention gives.
+//
+// Stored K/V on the host (a store in host memory) are gathered on the host
+// and uploaded. Stored K/V in the device's memory (docs/backends.md, step 2)
+// are not touched by the host: gather() then says which runs of columns come
+// from which segment (or the batch, or a host segment such as restoration's
+// transient K/V) and which runs are turned by RoPE, for the device to copy
+// and turn; one device segment seen whole, in order and unturned, is bound
+// in place with no copy at all.
 //
 // Keys that must be turned by RoPE as they are read (stored before RoPE, or
 // sinks moved under WindowRule::reassign) are turned here, on the host, with
@@ -45,9 +52,37 @@ class AttentionGather {
   // move.
   static bool batch_on_host(const AttentionParams& p);
 
+  // Whether a stored segment of `p` lies in device memory (check() passed).
+  static bool device_kv(const AttentionParams& p);
+
   // Gathers for `p` (check() passed); `batch` holds the batch's keys and
-  // values when batch_on_host(p), else is unused.
+  // values when batch_on_host(p) and not device_kv(p), else is unused.
   void gather(const AttentionParams& p, const HostBatch& batch);
+
+  // Where a device_kv() gather's columns come from: `count` columns from
+  // `column` on are entries `entry`.. of `segment` (kSegment), batch keys
+  // `entry`.. (kBatch), or host columns `entry`.. of k() / v() (kHost:
+  // [kv_heads, host_columns(), head_dim]).
+  struct Run {
+    enum Kind { kSegment, kBatch, kHost } kind;
+    const KVSegment* segment;
+    int64_t entry, column, count;
+  };
+  // Columns [column, column + count) are turned by RoPE at
+  // turn_positions()[first..first + count).
+  struct TurnRun {
+    int64_t column, count, first;
+  };
+  const std::vector<Run>& runs() const { return runs_; }
+  const std::vector<TurnRun>& turn_runs() const { return turn_runs_; }
+  const std::vector<int32_t>& turn_positions() const { return turn_positions_; }
+  int64_t host_columns() const { return host_columns_; }
+  // A single device segment whose entries, in order and unturned, are the
+  // columns: bound as it lies.
+  bool in_place() const {
+    return runs_.size() == 1 && runs_[0].kind == Run::kSegment && runs_[0].entry == 0 &&
+           runs_[0].count == runs_[0].segment->count && turn_runs_.empty();
+  }
 
   int64_t columns() const { return columns_; }  // S
   const std::vector<float>& k() const { return k_; }
@@ -59,7 +94,7 @@ class AttentionGather {
   // floats), the position it is turned at (kNoTurn: as stored), and which
   // stored entry or batch key it is, to test who sees it.
   struct Column {
-    const float* k;
+    const float* k;  // null for an entry in device memory (a segment or the batch)
     const float* v;
     int64_t k_head, v_head;
     int64_t turn;
@@ -83,6 +118,8 @@ class AttentionGather {
   void offer(const Column& c, const std::vector<int64_t>& queries);
   void fill_mask(int64_t n);
   void fill_keys(int64_t kv_heads, int64_t head_dim);
+  // device_kv(): the runs, and the host columns packed in k_ / v_.
+  void plan_runs(int64_t kv_heads, int64_t head_dim);
   void turn(const float* src, int64_t position, float* dst) const;
   void prepare_table(int64_t head_dim, const RopeSpec& rope, int64_t positions);
 
@@ -95,8 +132,13 @@ class AttentionGather {
   std::vector<Column> columns_list_;
   std::vector<int64_t> turns_;  // scratch of offer()
   bool batch_gathered_ = false;
+  bool device_ = false;
   int64_t columns_ = 0;
   std::vector<float> k_, v_, mask_;
+  std::vector<Run> runs_;
+  std::vector<TurnRun> turn_runs_;
+  std::vector<int32_t> turn_positions_;
+  int64_t host_columns_ = 0;
 
   // RoPE's cos and sin for positions [0, table_positions_), as the CPU's
   // table (rope_table.h); past it they are computed on the spot.

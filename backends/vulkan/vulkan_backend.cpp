@@ -28,7 +28,8 @@ constexpr std::size_t kFirstUploadChunk = std::size_t{256} << 10;
 constexpr std::size_t kUploadsPerOp = 4;  // alignment slack reserve_uploads adds
 
 // Scratch slots (bind_scratch).
-constexpr int kCodesSlot = 0, kScalesSlot = 1, kSumsSlot = 2, kScoresSlot = 3, kScratchSlots = 4;
+constexpr int kCodesSlot = 0, kScalesSlot = 1, kSumsSlot = 2, kScoresSlot = 3, kCopySlot = 4,
+              kGatherKSlot = 5, kGatherVSlot = 6, kScratchSlots = 7;
 
 // elementwise.comp's OP.
 constexpr int kOpAdd = 0, kOpAddBias = 1, kOpScale = 2, kOpSwiglu = 3, kOpGeglu = 4;
@@ -300,27 +301,85 @@ Status VulkanBackend::read(const Tensor& src, std::span<std::byte> bytes) {
 
 Status VulkanBackend::copy(const Tensor& src, const Tensor& dst) {
   if (src.on_host() && dst.on_host()) return Backend::copy(src, dst);
-  RETURN_IF_ERROR(need(src.dtype == dst.dtype && src.elements() == dst.elements(),
-                       "backend vulkan: copy from " + src.describe() + " to " + dst.describe() +
-                           ": dtypes and element counts must match"));
-  RETURN_IF_ERROR(need(src.is_contiguous() && dst.is_contiguous(),
-                       "backend vulkan: copy of non-contiguous tensors (" + src.describe() +
-                           " to " + dst.describe() + ")"));
-  const std::size_t bytes = src.bytes();
-  if (src.on_host()) return write(dst, {static_cast<const std::byte*>(src.data), bytes});
-  if (dst.on_host()) return read(src, {static_cast<std::byte*>(dst.data), bytes});
+  RETURN_IF_ERROR(check_copy_shapes(src, dst).with_context("backend vulkan"));
   if (!device_) return failed_precondition("backend vulkan: copy before init()");
-  auto from = device_buffer("copy: src", src);
-  if (!from.ok()) return from.status().with_context("backend vulkan");
-  auto to = device_buffer("copy: dst", dst);
-  if (!to.ok()) return to.status().with_context("backend vulkan");
-  RETURN_IF_ERROR(
-      need(src.offset + bytes <= from.value()->size() && dst.offset + bytes <= to.value()->size(),
-           "backend vulkan: copy past the end of a buffer"));
+  if (src.elements() == 0) return ok_status();
+  if (src.is_contiguous() && dst.is_contiguous()) {
+    const std::size_t bytes = src.bytes();
+    if (src.on_host()) return write(dst, {static_cast<const std::byte*>(src.data), bytes});
+    if (dst.on_host()) return read(src, {static_cast<std::byte*>(dst.data), bytes});
+  }
+  // The runs each side moves, relative to each tensor's first byte.
+  std::vector<VkBufferCopy>& runs = copy_runs_;
+  runs.clear();
+  std::size_t packed = 0;
+  for_each_copy_run(src, dst, [&](std::size_t from, std::size_t to, std::size_t bytes) {
+    runs.push_back({from, to, bytes});
+    packed += bytes;
+  });
   RETURN_IF_ERROR(device_error_);
   if (commands_->recorded() >= kMaxRecorded) RETURN_IF_ERROR(flush());
-  return commands_->record_copy(from.value()->handle(), src.offset, to.value()->handle(),
-                                dst.offset, bytes);
+  if (src.on_host()) {
+    // Strided host -> device: packed in run order into the ring, then one
+    // recorded copy scatters the runs.
+    RETURN_IF_ERROR(reserve_uploads(packed));
+    auto up = upload(nullptr, packed);
+    if (!up.ok()) return up.status();
+    std::byte* ring = up.value().buffer->mapped() + up.value().offset;
+    std::size_t at = 0;
+    for (VkBufferCopy& run : runs) {
+      std::memcpy(ring + at, static_cast<const std::byte*>(src.data) + run.srcOffset, run.size);
+      run.srcOffset = up.value().offset + at;
+      at += run.size;
+    }
+    auto to = device_buffer("copy: dst", dst);
+    if (!to.ok()) return to.status().with_context("backend vulkan");
+    RETURN_IF_ERROR(within(dst, *to.value(), runs, false));
+    for (VkBufferCopy& run : runs) run.dstOffset += dst.offset;
+    return commands_->record_copy_regions(up.value().buffer->handle(), to.value()->handle(), runs);
+  }
+  auto from = device_buffer("copy: src", src);
+  if (!from.ok()) return from.status().with_context("backend vulkan");
+  RETURN_IF_ERROR(within(src, *from.value(), runs, true));
+  for (VkBufferCopy& run : runs) run.srcOffset += src.offset;
+  if (dst.on_host()) {
+    // Strided device -> host: gathered packed into scratch, read, scattered.
+    auto packed_buffer = scratch_buffer(kCopySlot, packed);
+    if (!packed_buffer.ok()) return packed_buffer.status();
+    std::vector<std::size_t> host_offsets;
+    host_offsets.reserve(runs.size());
+    std::size_t at = 0;
+    for (VkBufferCopy& run : runs) {
+      host_offsets.push_back(run.dstOffset);
+      run.dstOffset = at;
+      at += run.size;
+    }
+    RETURN_IF_ERROR(commands_->record_copy_regions(from.value()->handle(),
+                                                   packed_buffer.value()->handle(), runs));
+    std::vector<std::byte> host(packed);
+    RETURN_IF_ERROR(read_bytes(*packed_buffer.value(), 0, host.data(), packed));
+    for (std::size_t r = 0; r < runs.size(); ++r)
+      std::memcpy(static_cast<std::byte*>(dst.data) + host_offsets[r],
+                  host.data() + runs[r].dstOffset, runs[r].size);
+    return ok_status();
+  }
+  auto to = device_buffer("copy: dst", dst);
+  if (!to.ok()) return to.status().with_context("backend vulkan");
+  RETURN_IF_ERROR(within(dst, *to.value(), runs, false));
+  for (VkBufferCopy& run : runs) run.dstOffset += dst.offset;
+  return commands_->record_copy_regions(from.value()->handle(), to.value()->handle(), runs);
+}
+
+Status VulkanBackend::within(const Tensor& t, const vulkan::VulkanBuffer& buffer,
+                             std::span<const VkBufferCopy> runs, bool source) const {
+  std::size_t end = 0;
+  for (const VkBufferCopy& run : runs)
+    end = std::max<std::size_t>(end, (source ? run.srcOffset : run.dstOffset) + run.size);
+  if (t.offset + end > buffer.size())
+    return invalid_argument("backend vulkan: copy " + std::string(source ? "from" : "to") + " " +
+                            t.describe() + " at byte " + std::to_string(t.offset) +
+                            " runs past its buffer of " + std::to_string(buffer.size()) + " bytes");
+  return ok_status();
 }
 
 Status VulkanBackend::flush() {
@@ -446,7 +505,7 @@ Result<VulkanBackend::Upload> VulkanBackend::upload(const void* data, std::size_
   if (upload_chunks_.empty() || at + range > upload_chunks_.back()->size())
     return internal_error("upload of " + std::to_string(bytes) + " bytes past what was reserved");
   VulkanBuffer* chunk = upload_chunks_.back().get();
-  if (bytes > 0) std::memcpy(chunk->mapped() + at, data, bytes);
+  if (bytes > 0 && data != nullptr) std::memcpy(chunk->mapped() + at, data, bytes);
   upload_total_ += at + range - upload_used_;
   upload_used_ = at + range;
   Upload up;
@@ -594,37 +653,40 @@ void VulkanBackend::rms_norm(const Tensor& x, const Tensor& weight, float eps, c
 
 void VulkanBackend::rope(const Tensor& x, std::span<const int32_t> positions,
                          const RopeSpec& rope) {
-  run("rope", {&x}, [&]() -> Status {
-    RETURN_IF_ERROR(
-        need(x.dtype == DType::kF32 && x.rank == 3, "x must be f32 [n, heads, head_dim]"));
-    const int64_t n = x.dim(0), heads = x.dim(1), head_dim = x.dim(2), pairs = head_dim / 2;
-    RETURN_IF_ERROR(need(head_dim % 2 == 0, "head_dim must be even"));
-    RETURN_IF_ERROR(
-        need(static_cast<int64_t>(positions.size()) == n,
-             std::to_string(positions.size()) + " positions for " + std::to_string(n) + " tokens"));
-    RETURN_IF_ERROR(
-        need(rope.freq_factors.empty() || static_cast<int64_t>(rope.freq_factors.size()) == pairs,
-             "freq_factors must have head_dim / 2 entries"));
-    if (x.elements() == 0) return ok_status();
-    // The angles on the host (the CPU's expressions), one (cos, sin) per token and pair.
-    std::vector<float>& cs = rope_cs_;
-    cs.resize(static_cast<std::size_t>(n * pairs * 2));
-    for (int64_t t = 0; t < n; ++t)
-      for (int64_t pair = 0; pair < pairs; ++pair) {
-        float* at = cs.data() + (t * pairs + pair) * 2;
-        rope_cos_sin(positions[static_cast<std::size_t>(t)], pair, head_dim, rope, at[0], at[1]);
-      }
-    auto bx = bind("x", x);
-    if (!bx.ok()) return bx.status();
-    RETURN_IF_ERROR(reserve_uploads(cs.size() * sizeof(float)));
-    auto bcs = upload(cs.data(), cs.size() * sizeof(float));
-    if (!bcs.ok()) return bcs.status();
-    const RopePush push{u32(n),           u32(heads),       u32(head_dim),
-                        bx.value().first, u32(x.stride[0]), u32(x.stride[1])};
-    return dispatch(Shader::kRope, rope.pairs == RopePairs::kHalves ? 1 : 0,
-                    {bx.value(), bcs.value().bound}, push,
-                    (static_cast<uint64_t>(n * heads * pairs) + 255) / 256);
-  });
+  run("rope", {&x}, [&] { return record_rope(x, positions, rope); });
+}
+
+Status VulkanBackend::record_rope(const Tensor& x, std::span<const int32_t> positions,
+                                  const RopeSpec& rope) {
+  RETURN_IF_ERROR(
+      need(x.dtype == DType::kF32 && x.rank == 3, "x must be f32 [n, heads, head_dim]"));
+  const int64_t n = x.dim(0), heads = x.dim(1), head_dim = x.dim(2), pairs = head_dim / 2;
+  RETURN_IF_ERROR(need(head_dim % 2 == 0, "head_dim must be even"));
+  RETURN_IF_ERROR(
+      need(static_cast<int64_t>(positions.size()) == n,
+           std::to_string(positions.size()) + " positions for " + std::to_string(n) + " tokens"));
+  RETURN_IF_ERROR(
+      need(rope.freq_factors.empty() || static_cast<int64_t>(rope.freq_factors.size()) == pairs,
+           "freq_factors must have head_dim / 2 entries"));
+  if (x.elements() == 0) return ok_status();
+  // The angles on the host (the CPU's expressions), one (cos, sin) per token and pair.
+  std::vector<float>& cs = rope_cs_;
+  cs.resize(static_cast<std::size_t>(n * pairs * 2));
+  for (int64_t t = 0; t < n; ++t)
+    for (int64_t pair = 0; pair < pairs; ++pair) {
+      float* at = cs.data() + (t * pairs + pair) * 2;
+      rope_cos_sin(positions[static_cast<std::size_t>(t)], pair, head_dim, rope, at[0], at[1]);
+    }
+  auto bx = bind("x", x);
+  if (!bx.ok()) return bx.status();
+  RETURN_IF_ERROR(reserve_uploads(cs.size() * sizeof(float)));
+  auto bcs = upload(cs.data(), cs.size() * sizeof(float));
+  if (!bcs.ok()) return bcs.status();
+  const RopePush push{u32(n),           u32(heads),       u32(head_dim),
+                      bx.value().first, u32(x.stride[0]), u32(x.stride[1])};
+  return dispatch(Shader::kRope, rope.pairs == RopePairs::kHalves ? 1 : 0,
+                  {bx.value(), bcs.value().bound}, push,
+                  (static_cast<uint64_t>(n * heads * pairs) + 255) / 256);
 }
 
 Status VulkanBackend::record_embedding(const Tensor& table, std::span<const int32_t> tokens,
@@ -784,6 +846,7 @@ Status VulkanBackend::prepare_attention(const AttentionParams& p, MaskedAttentio
   if (!device_) return failed_precondition("the backend was not initialised (init())");
   RETURN_IF_ERROR(vulkan::AttentionGather::check(p));
   const int64_t n = p.q.dim(0), head_dim = p.q.dim(2), kv_heads = p.batch_k.dim(1);
+  if (vulkan::AttentionGather::device_kv(p)) return prepare_device_attention(p, masked);
   vulkan::HostBatch batch;
   if (n > 0 && vulkan::AttentionGather::batch_on_host(p)) {
     // Keys turned on the host: the batch's K/V read back to be gathered too.
@@ -821,6 +884,96 @@ Status VulkanBackend::prepare_attention(const AttentionParams& p, MaskedAttentio
   masked.batch_v = p.batch_v;
   masked.mask = Tensor::in_buffer(*up[2].buffer, up[2].offset, DType::kF32, {n, slots + n});
   masked.out = p.out;
+  return ok_status();
+}
+
+Status VulkanBackend::prepare_device_attention(const AttentionParams& p,
+                                               MaskedAttentionParams& masked) {
+  const int64_t n = p.q.dim(0), head_dim = p.q.dim(2), kv_heads = p.batch_k.dim(1);
+  gather_.gather(p, vulkan::HostBatch{});
+  const int64_t slots = gather_.columns();
+  const auto mask_bytes = static_cast<std::size_t>(n * (slots + n)) * sizeof(float);
+  if (mask_bytes > max_binding_)
+    return resource_exhausted("the attention mask: " + std::to_string(mask_bytes) +
+                              " bytes are past the device's largest binding "
+                              "(maxStorageBufferRange = " +
+                              std::to_string(max_binding_) + " bytes)");
+  masked.q = p.q;
+  masked.batch_k = p.batch_k;
+  masked.batch_v = p.batch_v;
+  masked.out = p.out;
+  if (gather_.in_place()) {
+    // The store's own tensors, bound as they lie: nothing copied.
+    const vulkan::AttentionGather::Run& run = gather_.runs().front();
+    masked.cache_k = run.segment->k;
+    masked.cache_v = run.segment->v;
+  } else {
+    // The columns assembled on the device from the store's segments, the
+    // batch and any host columns, then turned where they must be.
+    const auto kv_bytes = static_cast<std::size_t>(kv_heads * slots * head_dim) * sizeof(float);
+    auto gathered_k = scratch_buffer(kGatherKSlot, kv_bytes);
+    if (!gathered_k.ok()) return gathered_k.status();
+    auto gathered_v = scratch_buffer(kGatherVSlot, kv_bytes);
+    if (!gathered_v.ok()) return gathered_v.status();
+    masked.cache_k =
+        Tensor::in_buffer(*gathered_k.value(), 0, DType::kF32, {kv_heads, slots, head_dim});
+    masked.cache_v =
+        Tensor::in_buffer(*gathered_v.value(), 0, DType::kF32, {kv_heads, slots, head_dim});
+    const int64_t host_columns = gather_.host_columns();
+    const Tensor host_k = Tensor::contiguous(const_cast<float*>(gather_.k().data()), DType::kF32,
+                                             {kv_heads, host_columns, head_dim});
+    const Tensor host_v = Tensor::contiguous(const_cast<float*>(gather_.v().data()), DType::kF32,
+                                             {kv_heads, host_columns, head_dim});
+    for (const vulkan::AttentionGather::Run& run : gather_.runs()) {
+      // [kv_heads, count, head_dim] of the source -> the run's columns.
+      const auto columns = [&](const Tensor& t) {
+        return t.view(run.column * head_dim, {kv_heads, run.count, head_dim},
+                      {slots * head_dim, head_dim, 1});
+      };
+      Tensor from_k, from_v;
+      switch (run.kind) {
+        case vulkan::AttentionGather::Run::kSegment: {
+          const Tensor& k = run.segment->k;
+          const Tensor& v = run.segment->v;
+          from_k = k.view(run.entry * k.stride[1], {kv_heads, run.count, head_dim},
+                          {k.stride[0], k.stride[1], 1});
+          from_v = v.view(run.entry * v.stride[1], {kv_heads, run.count, head_dim},
+                          {v.stride[0], v.stride[1], 1});
+          break;
+        }
+        case vulkan::AttentionGather::Run::kBatch:
+          from_k = p.batch_k.view(run.entry * p.batch_k.stride[0], {kv_heads, run.count, head_dim},
+                                  {p.batch_k.stride[1], p.batch_k.stride[0], 1});
+          from_v = p.batch_v.view(run.entry * p.batch_v.stride[0], {kv_heads, run.count, head_dim},
+                                  {p.batch_v.stride[1], p.batch_v.stride[0], 1});
+          break;
+        case vulkan::AttentionGather::Run::kHost:
+          from_k = host_k.view(run.entry * head_dim, {kv_heads, run.count, head_dim},
+                               {host_columns * head_dim, head_dim, 1});
+          from_v = host_v.view(run.entry * head_dim, {kv_heads, run.count, head_dim},
+                               {host_columns * head_dim, head_dim, 1});
+          break;
+      }
+      RETURN_IF_ERROR(copy(from_k, columns(masked.cache_k)));
+      RETURN_IF_ERROR(copy(from_v, columns(masked.cache_v)));
+    }
+    for (const vulkan::AttentionGather::TurnRun& turned : gather_.turn_runs()) {
+      // The run's keys as [count, kv_heads, head_dim] rows, one position each.
+      const Tensor keys =
+          masked.cache_k.view(turned.column * head_dim, {turned.count, kv_heads, head_dim},
+                              {head_dim, slots * head_dim, 1});
+      RETURN_IF_ERROR(record_rope(keys,
+                                  std::span(gather_.turn_positions())
+                                      .subspan(static_cast<std::size_t>(turned.first),
+                                               static_cast<std::size_t>(turned.count)),
+                                  p.rope));
+    }
+  }
+  RETURN_IF_ERROR(reserve_uploads(mask_bytes));
+  auto mask = upload(gather_.mask().data(), mask_bytes);
+  if (!mask.ok()) return mask.status();
+  masked.mask =
+      Tensor::in_buffer(*mask.value().buffer, mask.value().offset, DType::kF32, {n, slots + n});
   return ok_status();
 }
 

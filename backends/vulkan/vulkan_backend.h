@@ -74,13 +74,14 @@ class VulkanBackend final : public Backend {
   void add_bias(const Tensor& x, const Tensor& bias, const Tensor& out) override;
   void geglu(const Tensor& gate, const Tensor& up, const Tensor& out) override;
   void scale(const Tensor& x, float factor, const Tensor& out) override;
-  // Over stored K/V that still live on the host (until docs/backends.md step
-  // 2): the entries a query may see gathered on the host into one dense K/V
-  // with the CPU's visibility as an additive mask (attention_gather.h),
-  // uploaded once per call into buffers kept between calls, then run as
-  // masked_attention. Keys kept before RoPE and sinks moved by reassign are
-  // turned on the host (the batch's keys then read back for it). Encoded
-  // views are refused: the caller passes decoded f32 views.
+  // The entries a query may see as the columns of one dense K/V with the
+  // CPU's visibility as an additive mask (attention_gather.h), run as
+  // masked_attention. Stored K/V in this device's memory are bound in place
+  // (one segment seen whole) or assembled by recorded copies, and keys kept
+  // before RoPE or sinks moved by reassign are turned by the rope shader;
+  // stored K/V in host memory are gathered and turned on the host and
+  // uploaded (the batch's keys then read back for it). Encoded views are
+  // refused: the caller passes decoded f32 views.
   void attention(const AttentionParams& params) override;
   void masked_attention(const MaskedAttentionParams& params) override;
   void cache_update(const Tensor& cache, const Tensor& keep, const Tensor& insert,
@@ -116,7 +117,11 @@ class VulkanBackend final : public Backend {
     std::size_t offset = 0;
     Bound bound;
   };
+  // (data null: room only, for the caller to fill at buffer->mapped() + offset)
   Result<Upload> upload(const void* data, std::size_t bytes);
+  // Whether copy runs (offsets from t's first byte) stay inside t's buffer.
+  Status within(const Tensor& t, const vulkan::VulkanBuffer& buffer,
+                std::span<const VkBufferCopy> runs, bool source) const;
   // Submits what was recorded and waits; then the ring is reused. A failure
   // becomes the sticky device error (returned).
   Status flush();
@@ -145,6 +150,10 @@ class VulkanBackend final : public Backend {
   // attention's host part: the gather, its uploads, and the masked_attention
   // call over them (`masked`).
   Status prepare_attention(const AttentionParams& p, MaskedAttentionParams& masked);
+  // The same when stored K/V lie in this device's memory: bound in place, or
+  // assembled by recorded copies (and turned by RoPE) on the device.
+  Status prepare_device_attention(const AttentionParams& p, MaskedAttentionParams& masked);
+  Status record_rope(const Tensor& x, std::span<const int32_t> positions, const RopeSpec& rope);
   // The floats from t's first element to just past its last (t f32 in this
   // backend's memory), read back into `host`.
   Status read_extent(const char* name, const Tensor& t, std::vector<float>& host);
@@ -170,6 +179,7 @@ class VulkanBackend final : public Backend {
   // Device scratch by slot (quantised activations, attention scores), grown
   // between submissions.
   std::vector<std::unique_ptr<vulkan::VulkanBuffer>> scratch_;
+  std::vector<VkBufferCopy> copy_runs_;  // copy()'s regions
   // Weights adopt_weights uploaded (they live as long as the backend).
   std::vector<std::unique_ptr<vulkan::VulkanBuffer>> weights_;
   // attention's gather (host) and the batch's K/V read back for it.

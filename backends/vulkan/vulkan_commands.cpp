@@ -153,6 +153,17 @@ Status Commands::record_copy(VkBuffer src, VkDeviceSize src_offset, VkBuffer dst
   return ok_status();
 }
 
+Status Commands::record_copy_regions(VkBuffer src, VkBuffer dst,
+                                     std::span<const VkBufferCopy> regions) {
+  if (regions.empty()) return ok_status();
+  RETURN_IF_ERROR(begin());
+  device_->api().vkCmdCopyBuffer(commands_, src, dst, static_cast<uint32_t>(regions.size()),
+                                 regions.data());
+  record_barrier();
+  ++recorded_;
+  return ok_status();
+}
+
 void Commands::record_barrier() {
   VkMemoryBarrier barrier{};
   barrier.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;

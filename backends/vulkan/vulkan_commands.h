@@ -51,6 +51,8 @@ class Commands {
   // dst[dst_offset, +bytes) = src[src_offset, +bytes), then a barrier.
   Status record_copy(VkBuffer src, VkDeviceSize src_offset, VkBuffer dst, VkDeviceSize dst_offset,
                      VkDeviceSize bytes);
+  // The same for many regions of one buffer pair: one command, then a barrier.
+  Status record_copy_regions(VkBuffer src, VkBuffer dst, std::span<const VkBufferCopy> regions);
   // Ends the command buffer, submits it, and waits for it to finish (with a
   // timeout); then the host sees what it wrote. Descriptor sets recorded
   // since begin() are freed and the retirement released, unless the wait

@@ -1,6 +1,7 @@
 #include "core/backend/backend.h"
 
 #include <cstring>
+#include <functional>
 #include <string>
 
 namespace tessera {
@@ -79,13 +80,64 @@ Status Backend::read(const Tensor& src, std::span<std::byte> bytes) {
   return ok_status();
 }
 
-Status Backend::copy(const Tensor& src, const Tensor& dst) {
-  if (src.dtype != dst.dtype || src.elements() != dst.elements())
+Status check_copy_shapes(const Tensor& src, const Tensor& dst) {
+  bool same = src.dtype == dst.dtype && src.rank == dst.rank;
+  for (int d = 0; same && d < src.rank; ++d) same = src.dim(d) == dst.dim(d);
+  // Contiguous tensors may differ in shape, as long as they hold as many elements.
+  if (!same && src.dtype == dst.dtype && src.elements() == dst.elements() && src.is_contiguous() &&
+      dst.is_contiguous())
+    return ok_status();
+  if (!same)
     return invalid_argument("backend: copy from " + src.describe() + " to " + dst.describe() +
-                            ": dtypes and element counts must match");
-  RETURN_IF_ERROR(check_host_transfer("copy", src, src.bytes()));
-  RETURN_IF_ERROR(check_host_transfer("copy", dst, src.bytes()));
-  if (src.bytes() != 0) std::memmove(dst.data, src.data, src.bytes());
+                            ": dtypes and shapes must match (or both be contiguous with as "
+                            "many elements)");
+  if (src.is_contiguous() && dst.is_contiguous()) return ok_status();
+  if (dtype_is_blocked(src.dtype))
+    return invalid_argument("backend: copy of a strided " + src.describe() +
+                            " tensor: a block format copies only contiguous");
+  if (src.rank > 0 && (src.stride[static_cast<std::size_t>(src.rank - 1)] != 1 ||
+                       dst.stride[static_cast<std::size_t>(dst.rank - 1)] != 1))
+    return invalid_argument("backend: copy from " + src.describe() + " to " + dst.describe() +
+                            ": the innermost dimension must be contiguous in both");
+  return ok_status();
+}
+
+void for_each_copy_run(const Tensor& src, const Tensor& dst,
+                       const std::function<void(std::size_t, std::size_t, std::size_t)>& run) {
+  const std::size_t element = dtype_row_bytes(src.dtype, 1);
+  if (src.is_contiguous() && dst.is_contiguous()) {
+    run(0, 0, src.bytes());
+    return;
+  }
+  const int inner = src.rank - 1;
+  const auto run_bytes = static_cast<std::size_t>(src.dim(inner)) * element;
+  int64_t outer = 1;
+  for (int d = 0; d < inner; ++d) outer *= src.dim(d);
+  for (int64_t i = 0; i < outer; ++i) {
+    int64_t rest = i, from = 0, to = 0;
+    for (int d = inner - 1; d >= 0; --d) {
+      const int64_t index = rest % src.dim(d);
+      rest /= src.dim(d);
+      from += index * src.stride[static_cast<std::size_t>(d)];
+      to += index * dst.stride[static_cast<std::size_t>(d)];
+    }
+    run(static_cast<std::size_t>(from) * element, static_cast<std::size_t>(to) * element,
+        run_bytes);
+  }
+}
+
+Status Backend::copy(const Tensor& src, const Tensor& dst) {
+  RETURN_IF_ERROR(check_copy_shapes(src, dst));
+  for (const Tensor* t : {&src, &dst})
+    if (!t->on_host())
+      return unimplemented("backend: copy of a " + t->describe() +
+                           " tensor in device memory, which this backend does not implement");
+  if (src.elements() == 0) return ok_status();
+  const auto* from = static_cast<const char*>(src.data);
+  auto* to = static_cast<char*>(dst.data);
+  for_each_copy_run(src, dst, [&](std::size_t s, std::size_t d, std::size_t bytes) {
+    std::memmove(to + d, from + s, bytes);
+  });
   return ok_status();
 }
 

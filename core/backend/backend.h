@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -115,7 +116,16 @@ inline constexpr BackendOp kAllBackendOps[] = {
     BackendOp::kRope,      BackendOp::kSwiglu,          BackendOp::kAdd,
     BackendOp::kAddBias,   BackendOp::kGeglu,           BackendOp::kScale,
     BackendOp::kAttention, BackendOp::kMaskedAttention, BackendOp::kCacheUpdate};
-std::string_view backend_op_name(BackendOp op);  // "matmul"
+std::string_view backend_op_name(BackendOp op);
+
+// Backend::copy's rule for its two tensors (ok, or why not), and the runs of
+// bytes it moves: (source offset, destination offset, bytes), from each
+// tensor's first element; one run when both are contiguous. For a backend's
+// own copy.
+Status check_copy_shapes(const Tensor& src, const Tensor& dst);
+void for_each_copy_run(
+    const Tensor& src, const Tensor& dst,
+    const std::function<void(std::size_t, std::size_t, std::size_t)>& run);  // "matmul"
 
 // What a backend has done since it was created, for reports (tessera bench
 // prints submissions per token): 0 where it does not count. (ABI 8.0)
@@ -170,8 +180,11 @@ class Backend : public PluginObject {
   // overrides all three. Work recorded before a read is finished first.
   virtual Status write(const Tensor& dst, std::span<const std::byte> bytes);
   virtual Status read(const Tensor& src, std::span<std::byte> bytes);
-  // dst = src, both contiguous of the same dtype and element count, in this
-  // backend's memory or on the host.
+  // dst = src, in this backend's memory or on the host: the same dtype and
+  // shape with any strides, the innermost dimension contiguous in both (ABI
+  // 8.1: strided; a block format copies only contiguous), or both contiguous
+  // with as many elements. The K/V of a store in device memory are written
+  // and copied so (plugins/cache_common/slot_arena.h).
   virtual Status copy(const Tensor& src, const Tensor& dst);
   // Waits for every op issued so far and returns the first error any of them
   // met since the last call (a device lost, out of device memory), with what

@@ -24,6 +24,8 @@
 
 namespace tessera {
 
+class Backend;
+
 using SequenceId = int32_t;
 
 struct CacheGeometry {
@@ -168,6 +170,19 @@ class CacheStore : public PluginObject {
 
   // What one allocated sequence's entries take (ABI 6.1; SequenceBytes).
   virtual SequenceBytes sequence_bytes(SequenceId seq) const = 0;
+
+  // The engine's backend, offered once after init() succeeded and before
+  // any allocate() (ABI 8.1, appended). A store may keep its K/V in memory it
+  // allocates there (Backend::allocate with BufferUsage::kKV), writing and
+  // copying them with Backend::copy; it returns whether it does. Then
+  // append() may be handed K/V in that backend's memory (device tensors, data
+  // null), and views hand out tensors there. The in-tree stores take it where
+  // the backend's memory is a device's and every layer stores raw f32. The
+  // default keeps host memory, and a device's forward reads the K/V back.
+  virtual bool use_backend(Backend& backend) {
+    (void)backend;
+    return false;
+  }
 };
 
 }  // namespace tessera

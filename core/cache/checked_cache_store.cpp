@@ -45,10 +45,10 @@ Status CheckedCacheStore::give_layers_to(std::unique_ptr<CacheStore> store, std:
 
 Status CheckedCacheStore::init(const CacheGeometry& geometry,
                                std::span<const Compressor* const> layer_codecs,
-                               StoredKeys stored_keys) {
+                               StoredKeys stored_keys, Backend* kv_backend) {
   if (ready_) return failed_precondition("cache '" + plugin_name() + "': init() called twice");
   if (groups_.size() == 1) {
-    RETURN_IF_ERROR(groups_.front().store->init(geometry, layer_codecs, stored_keys));
+    RETURN_IF_ERROR(groups_.front().store->init(geometry, layer_codecs, stored_keys, kv_backend));
     for (int l = 0; l < geometry.layers; ++l) places_.push_back({0, l});
   } else {
     if (geometry.layers <= 0 || layer_codecs.size() != static_cast<std::size_t>(geometry.layers))
@@ -177,7 +177,7 @@ Status CheckedCacheStore::append(SequenceId seq, std::span<const int32_t> positi
                       k.dim(2) == geometry_.kv_heads && v.dim(2) == geometry_.kv_heads &&
                       k.dim(3) == geometry_.head_dim && v.dim(3) == geometry_.head_dim &&
                       k.stride[3] == 1 && v.stride[3] == 1 &&
-                      (positions.empty() || (k.data != nullptr && v.data != nullptr));
+                      (positions.empty() || (k.on_host() && v.on_host()));
   if (!shaped)
     return invalid_argument("cache '" + plugin_name() + "': append: k is " + k.describe() +
                             " and v " + v.describe() + ", expected f32 [" + str(geometry_.layers) +

@@ -51,10 +51,18 @@ class CheckedCacheStore {
   // group its layers' geometry and codecs. `stored_keys` records which keys
   // the core will append (every store keeps whatever it is given). Must
   // succeed before any other call.
+  // `kv_backend` (the engine's backend) is offered to the store for its K/V
+  // (CacheStore::use_backend) when there is one group; layers kept apart in
+  // groups stay in host memory (append splits them on the host).
   Status init(const CacheGeometry& geometry, std::span<const Compressor* const> layer_codecs,
-              StoredKeys stored_keys = StoredKeys::kRotated);
+              StoredKeys stored_keys = StoredKeys::kRotated, Backend* kv_backend = nullptr);
   // The first group's policy; keeps_branches only when every group keeps them.
   const CachePolicy& policy() const { return policy_; }
+  // Whether the K/V lie in the backend's memory: append() then takes K/V
+  // there, and views hand out tensors there (device tensors on a device).
+  bool kv_in_backend() const {
+    return groups_.size() == 1 && groups_.front().store->kv_in_backend();
+  }
   StoredKeys stored_keys() const { return stored_keys_; }
   // The codec of a layer (the engine owns it).
   const Compressor& codec(int layer) const { return *codecs_[static_cast<std::size_t>(layer)]; }

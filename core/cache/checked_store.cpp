@@ -31,7 +31,8 @@ CheckedStore::CheckedStore(std::unique_ptr<CacheStore> store, std::string plugin
 }
 
 Status CheckedStore::init(const CacheGeometry& geometry,
-                          std::span<const Compressor* const> layer_codecs, StoredKeys stored_keys) {
+                          std::span<const Compressor* const> layer_codecs, StoredKeys stored_keys,
+                          Backend* kv_backend) {
   // Messages are built only on failure: a successful call allocates nothing.
   auto who = [this] { return "cache '" + plugin_name_ + "'"; };
   if (ready_) return failed_precondition(who() + ": init() called twice");
@@ -61,6 +62,7 @@ Status CheckedStore::init(const CacheGeometry& geometry,
   if (policy_.rule.sink < 0 || policy_.rule.window < 0 || policy_.max_entries < 0)
     return internal_error("cache plugin '" + plugin_name_ +
                           "' reports a negative sink, window or entry limit (a bug in the plugin)");
+  if (kv_backend != nullptr) kv_in_backend_ = store_->use_backend(*kv_backend);
   ready_ = true;
   return check_bytes("init");
 }
@@ -234,7 +236,7 @@ Result<DenseLayerKV> CheckedStore::dense_layer(SequenceId seq, int layer) {
   for (const Tensor* t : {&dense->k, &dense->v})
     if (t->dtype != DType::kF32 || t->rank != 3 || t->dim(0) != geometry_.kv_heads ||
         t->dim(1) != record->capacity || t->dim(2) != geometry_.head_dim || t->stride[2] != 1 ||
-        t->data == nullptr)
+        !holds_memory(*t))
       return broke("a dense layer that is not f32 [kv_heads, capacity, head_dim]", "dense_layer",
                    seq, "layer " + str(layer));
   return dense;
@@ -351,7 +353,7 @@ Result<KVView> CheckedStore::checked_view(SequenceId seq, int layer, bool encode
       const bool shape_ok = t->dtype == DType::kF32 && t->rank == 3 &&
                             t->dim(0) == geometry_.kv_heads && t->dim(1) == segment.count &&
                             t->dim(2) == geometry_.head_dim && t->stride[2] == 1 &&
-                            (segment.count == 0 || (t->data != nullptr && segment.positions));
+                            (segment.count == 0 || (holds_memory(*t) && segment.positions));
       if (!shape_ok) {
         return broke("its contract", "view", seq,
                      "layer " + str(layer) + " segment " + str(static_cast<int64_t>(s)) + " is " +
@@ -430,9 +432,11 @@ Status CheckedStore::check_kv_tensor(const Tensor& t, std::string_view which, in
         shape_text({geometry_.layers, n, geometry_.kv_heads, geometry_.head_dim}) +
         " ([layers, n, kv_heads, head_dim] with n = positions.size())");
   }
-  if (n > 0 && t.data == nullptr) {
+  if (n > 0 && !holds_memory(t)) {
     return invalid_argument("cache '" + plugin_name_ + "': append: " + std::string(which) +
-                            " has no data");
+                            (t.buffer == nullptr ? " has no data"
+                                                 : " is in device memory, but the store keeps "
+                                                   "host memory (CacheStore::use_backend)"));
   }
   if (t.stride[3] != 1 || t.stride[0] < 0 || t.stride[1] < 0 || t.stride[2] < 0) {
     return invalid_argument("cache '" + plugin_name_ + "': append: " + std::string(which) +

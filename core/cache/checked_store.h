@@ -40,8 +40,10 @@ class CheckedStore {
   // The calls below are CheckedCacheStore's (checked_cache_store.h, where
   // each one's arguments are spelled out) for this one store's layers.
   Status init(const CacheGeometry& geometry, std::span<const Compressor* const> layer_codecs,
-              StoredKeys stored_keys = StoredKeys::kRotated);
+              StoredKeys stored_keys = StoredKeys::kRotated, Backend* kv_backend = nullptr);
   const CachePolicy& policy() const { return policy_; }
+  // Whether the store took init()'s backend for its K/V (CacheStore::use_backend).
+  bool kv_in_backend() const { return kv_in_backend_; }
   StoredKeys stored_keys() const { return stored_keys_; }
   const Compressor& codec(int layer) const { return *codecs_[static_cast<std::size_t>(layer)]; }
   Status allocate(SequenceId seq, int64_t capacity);
@@ -103,6 +105,12 @@ class CheckedStore {
   std::string plugin_name_;
   CacheGeometry geometry_;
   CachePolicy policy_;
+  bool kv_in_backend_ = false;
+  // A K/V tensor's memory is there: a host address, or (for a store that
+  // keeps its K/V in the backend) a buffer of it.
+  bool holds_memory(const Tensor& t) const {
+    return t.data != nullptr || (kv_in_backend_ && t.buffer != nullptr);
+  }
   StoredKeys stored_keys_ = StoredKeys::kRotated;
   std::vector<const Compressor*> codecs_;
   bool ready_ = false;

@@ -126,6 +126,7 @@ Status EngineBuilder::make_cache() {
   request.max_tokens = config.get_int("cache.max_tokens");
   request.slack = max_batch;
   request.swa_full = config.get_bool("cache.swa_full");
+  request.kv_backend = engine.backend_.get();
   ASSIGN_OR_RETURN(engine.cache_, make_model_cache(engine.model_->config, request));
   return ok_status();
 }
@@ -151,6 +152,7 @@ Status EngineBuilder::check_memory() {
   memory.codec_name = plugins.codec->name();
   if (const DeviceInfo device = engine.backend_->device_info(); !device.host_memory) {
     memory.weights_on_device = true;
+    memory.kv_on_device = engine.cache_->kv_in_backend();
     memory.device_free_bytes = device.memory_free_bytes;
     memory.device_name = device.name;
   }

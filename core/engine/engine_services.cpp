@@ -114,6 +114,7 @@ Result<std::unique_ptr<CheckedCacheStore>> EngineServices::make_cache(const Load
   request.max_tokens = max_tokens_;
   request.slack = max_batch_;
   request.swa_full = config_.get_bool("cache.swa_full");
+  request.kv_backend = backend_;
   auto cache = make_model_cache(c, request);
   if (!cache.ok()) return cache.status().with_context("a cache for model " + model.path);
   return std::move(*cache);

@@ -80,10 +80,18 @@ Status check_memory_budget(const MemoryRequest& request, const AvailableMemory& 
                               " of memory free on " + request.device_name +
                               "; use a smaller or more quantised model, another device "
                               "([backend] device), or backend.plugin = \"cpu\"");
+  if (request.kv_on_device && request.device_free_bytes > 0 &&
+      weights + kv > static_cast<double>(request.device_free_bytes))
+    return resource_exhausted(
+        asks + ", in the memory of " + request.device_name + "; with the model's " + mib(weights) +
+        " of weights that is more than its " + mib(static_cast<double>(request.device_free_bytes)) +
+        " free; " +
+        fix_text(request, std::max(0.0, static_cast<double>(request.device_free_bytes) - weights)));
   if (!available.known()) return ok_status();
   const double host_weights = request.weights_on_device ? 0.0 : weights;
+  const double host_kv = request.kv_on_device ? 0.0 : kv;
   const double budget = static_cast<double>(available.bytes);
-  if (kv + host_weights > budget)
+  if (host_kv + host_weights > budget)
     return resource_exhausted(
         asks +
         (request.weights_on_device ? std::string("; that is")

@@ -32,8 +32,10 @@ struct MemoryRequest {
   int64_t sequences = 1;
   // A backend whose buffers are device memory holds the weights there: they
   // are checked against the device's free memory (0: unknown, unchecked),
-  // not the host's. The K/V stay in host memory (docs/backends.md, step 2).
+  // not the host's; so are the K/V of a store that keeps them there
+  // (CheckedCacheStore::kv_in_backend).
   bool weights_on_device = false;
+  bool kv_on_device = false;
   uint64_t device_free_bytes = 0;
   std::string device_name;
 };

@@ -24,7 +24,8 @@ Result<std::unique_ptr<CheckedCacheStore>> make_model_cache(const ModelConfig& m
   };
   ASSIGN_OR_RETURN(auto store, make_store());
   auto cache = std::make_unique<CheckedCacheStore>(std::move(store), request.store->name());
-  RETURN_IF_ERROR(cache->init(request.geometry, request.layer_codecs, request.stored_keys));
+  RETURN_IF_ERROR(
+      cache->init(request.geometry, request.layer_codecs, request.stored_keys, request.kv_backend));
   const SlidingLayers sliding = sliding_layers_of(model, request.slack);
   if (sliding.layers.empty() || request.swa_full || cache->policy().evicts ||
       request.max_tokens <= sliding.entries ||
@@ -50,7 +51,8 @@ Result<std::unique_ptr<CheckedCacheStore>> make_model_cache(const ModelConfig& m
   cache = std::make_unique<CheckedCacheStore>(std::move(store), request.store->name());
   RETURN_IF_ERROR(cache->give_layers_to(std::move(window_store), window_record->name(),
                                         sliding.layers, "sliding-window layers"));
-  RETURN_IF_ERROR(cache->init(request.geometry, request.layer_codecs, request.stored_keys));
+  RETURN_IF_ERROR(
+      cache->init(request.geometry, request.layer_codecs, request.stored_keys, request.kv_backend));
   return cache;
 }
 

@@ -29,6 +29,9 @@ struct ModelCacheRequest {
   // what it appended: decode.max_batch.
   int64_t slack = 0;
   bool swa_full = false;  // cache.swa_full: keep every token in every layer
+  // The engine's backend, offered to the store for its K/V
+  // (CacheStore::use_backend); null keeps them in host memory.
+  Backend* kv_backend = nullptr;
 };
 
 // The sliding-window layers of a model and the entries a store keeping

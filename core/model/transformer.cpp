@@ -325,14 +325,14 @@ Status Transformer::check_transient(const CheckedCacheStore& cache,
 
 Tensor Transformer::pending_k() const {
   const ModelConfig& c = model_.config;
-  if (pending_tokens_ == 0) return Tensor{};
+  if (pending_tokens_ == 0 || (device_ && !fed_kv_to_host(pending_tokens_).ok())) return Tensor{};
   return f32_view(const_cast<float*>(fed_k()),
                   {c.n_layers, pending_tokens_, c.n_kv_heads, c.head_dim});
 }
 
 Tensor Transformer::pending_v() const {
   const ModelConfig& c = model_.config;
-  if (pending_tokens_ == 0) return Tensor{};
+  if (pending_tokens_ == 0 || (device_ && !fed_kv_to_host(pending_tokens_).ok())) return Tensor{};
   return f32_view(const_cast<float*>(fed_v()),
                   {c.n_layers, pending_tokens_, c.n_kv_heads, c.head_dim});
 }
@@ -424,12 +424,15 @@ Result<Tensor> Transformer::batch_through_codec(const Compressor& codec, const T
   return seen;
 }
 
-Status Transformer::read_fed_kv(int64_t n) {
+Status Transformer::fed_kv_to_host(int64_t n) const {
+  if (fed_on_host_ == n) return ok_status();
   const ModelConfig& c = model_.config;
   const int64_t floats = c.n_layers * n * c.n_kv_heads * c.head_dim;
   const auto size = static_cast<std::size_t>(floats);
   RETURN_IF_ERROR(backend_.read(at(k_new_, 0, {floats}), bytes_of(k_host_.data(), size)));
-  return backend_.read(at(v_new_, 0, {floats}), bytes_of(v_host_.data(), size));
+  RETURN_IF_ERROR(backend_.read(at(v_new_, 0, {floats}), bytes_of(v_host_.data(), size)));
+  fed_on_host_ = n;
+  return ok_status();
 }
 
 // One chunk's activations and attention call, set up once and reused by each
@@ -562,6 +565,7 @@ Status Transformer::run_layer(CheckedCacheStore& cache, int l, const ForwardOpti
 Status Transformer::forward_chunk(CheckedCacheStore& cache, const Batch& batch, int32_t begin,
                                   int32_t count, int32_t first_row, const ForwardOptions& options) {
   index_chunk(batch, begin, count);
+  fed_on_host_ = -1;  // this chunk overwrites k_new_ / v_new_
   ChunkState chunk;
   set_up_chunk(cache, batch, begin, count, options, chunk);
   RETURN_IF_ERROR(embed_chunk(batch, begin, options, chunk));
@@ -571,10 +575,6 @@ Status Transformer::forward_chunk(CheckedCacheStore& cache, const Batch& batch, 
   // logits to read, output_logits waits once, after the head, instead.
   if (output_rows_.empty()) RETURN_IF_ERROR(backend_.synchronize());
   if (!output_rows_.empty()) RETURN_IF_ERROR(output_logits(first_row, chunk.positions, options));
-  // The store (host memory) appends from the host; commit_pending and
-  // pending_k/v read the same copy.
-  if (device_ && (!write_rows_.empty() || runs_every_layer(options)))
-    RETURN_IF_ERROR(read_fed_kv(count));
   return append_rows(cache, batch, begin, count, write_rows_);
 }
 
@@ -697,6 +697,9 @@ Status Transformer::output_logits(int32_t first_row, std::span<const int32_t> po
 Status Transformer::append_rows(CheckedCacheStore& cache, const Batch& batch, int32_t begin,
                                 int32_t count, std::span<const int32_t> rows) {
   if (rows.empty()) return ok_status();
+  if (device_ && cache.kv_in_backend()) return append_device_rows(cache, batch, begin, count, rows);
+  // A store in host memory appends from the host's copy.
+  if (device_) RETURN_IF_ERROR(fed_kv_to_host(count));
   const ModelConfig& c = model_.config;
   const int64_t n = count;
   const int64_t kv_width = static_cast<int64_t>(c.n_kv_heads) * c.head_dim;
@@ -754,6 +757,57 @@ Status Transformer::append_rows(CheckedCacheStore& cache, const Batch& batch, in
       return status;
     }
     appended_.emplace_back(seq, info.logical_length);
+  }
+  return ok_status();
+}
+
+Status Transformer::append_device_rows(CheckedCacheStore& cache, const Batch& batch, int32_t begin,
+                                       int32_t count, std::span<const int32_t> rows) {
+  const ModelConfig& c = model_.config;
+  const int64_t n = count;
+  const int64_t kv_width = static_cast<int64_t>(c.n_kv_heads) * c.head_dim;
+  const Tensor k_all = at(k_new_, 0, {c.n_layers, n, c.n_kv_heads, c.head_dim});
+  const Tensor v_all = at(v_new_, 0, {c.n_layers, n, c.n_kv_heads, c.head_dim});
+  const auto undo = [&](const Status& status) {
+    for (const auto& [done, length] : appended_) (void)cache.truncate(done, length);
+    return status;
+  };
+  appended_.clear();
+  for (const SequenceId seq : chunk_seqs_) {
+    bool started = false;
+    for (std::size_t i = 0; i < rows.size();) {
+      const auto index = [&](std::size_t r) { return static_cast<std::size_t>(begin + rows[r]); };
+      if (batch.seqs()[index(i)] != seq) {
+        ++i;
+        continue;
+      }
+      // The run of consecutive chunk rows of this sequence from rows[i].
+      std::size_t end = i + 1;
+      while (end < rows.size() && rows[end] == rows[end - 1] + 1 && batch.seqs()[index(end)] == seq)
+        ++end;
+      gather_positions_.clear();
+      gather_branches_.clear();
+      for (std::size_t r = i; r < end; ++r) {
+        gather_positions_.push_back(batch.positions()[index(r)]);
+        gather_branches_.push_back(batch.branches()[index(r)]);
+      }
+      if (!started) {
+        ASSIGN_OR_RETURN(const SequenceInfo info, cache.info(seq));
+        appended_.emplace_back(seq, info.logical_length);
+        started = true;
+      }
+      const auto m = static_cast<int64_t>(end - i);
+      const int64_t first = rows[i] * kv_width;
+      const std::initializer_list<int64_t> strides = {n * kv_width, kv_width, c.head_dim, 1};
+      const Status status =
+          cache.append(seq, gather_positions_,
+                       batch.any_branch() ? std::span<const BranchId>(gather_branches_)
+                                          : std::span<const BranchId>(),
+                       k_all.view(first, {c.n_layers, m, c.n_kv_heads, c.head_dim}, strides),
+                       v_all.view(first, {c.n_layers, m, c.n_kv_heads, c.head_dim}, strides));
+      if (!status.ok()) return undo(status);
+      i = end;
+    }
   }
   return ok_status();
 }

@@ -102,6 +102,8 @@ class Transformer {
   // takes them: f32 [layers, n, kv_heads, head_dim] for its n tokens (before
   // the codec). Valid when commit_pending is (a forward over every layer in
   // one chunk), until the next forward; empty tensors otherwise. (ABI 3.2)
+  // Host tensors: on a device backend they are read back on the first call
+  // (empty too when that read fails; synchronize() says why).
   Tensor pending_k() const;
   Tensor pending_v() const;
 
@@ -153,6 +155,11 @@ class Transformer {
   // starts at `begin` and holds `count` tokens), sequence by sequence.
   Status append_rows(CheckedCacheStore& cache, const Batch& batch, int32_t begin, int32_t count,
                      std::span<const int32_t> rows);
+  // The same for a store whose K/V lie in the device's memory: each
+  // sequence's rows in runs of consecutive chunk rows, each run a strided
+  // view of k_new_ / v_new_ (nothing gathered, nothing read back).
+  Status append_device_rows(CheckedCacheStore& cache, const Batch& batch, int32_t begin,
+                            int32_t count, std::span<const int32_t> rows);
   // The error for a non-finite logit: scans the weights to name the cause.
   Status non_finite_logit(float value, int32_t position) const;
   Status check_transient(const CheckedCacheStore& cache, const ForwardOptions& options) const;
@@ -191,15 +198,20 @@ class Transformer {
   // logits, the kept residual rows, the fed K/V the store appends) and of a
   // layer's batch K/V on its way through a codec that has no device kernel.
   bool device_ = false;
-  std::vector<float> logits_host_, hidden_host_, k_host_, v_host_, codec_in_, codec_out_;
+  std::vector<float> logits_host_, hidden_host_, codec_in_, codec_out_;
+  mutable std::vector<float> k_host_, v_host_;
+  // Tokens of the last chunk whose fed K/V k_host_/v_host_ hold (-1: none yet).
+  mutable int64_t fed_on_host_ = -1;
   std::vector<float> rope_freqs_host_;  // the model's RoPE factors, read back once
   std::span<const float> rope_freqs_;   // those factors on the host (empty: none)
   float* logits_rows() { return device_ ? logits_host_.data() : logits_.host; }
   float* hidden_rows() { return device_ ? hidden_host_.data() : hidden_.host; }
   const float* fed_k() const { return device_ ? k_host_.data() : k_new_.host; }
   const float* fed_v() const { return device_ ? v_host_.data() : v_new_.host; }
-  // The chunk's fed K/V read back to k_host_/v_host_ (device memory only).
-  Status read_fed_kv(int64_t n);
+  // The last chunk's fed K/V (n tokens) read back to k_host_/v_host_, once,
+  // when the host needs them: a store in host memory, pending_k/v (device
+  // memory only).
+  Status fed_kv_to_host(int64_t n) const;
   // The layer's batch K or V as attention sees it: src itself (a raw-f32
   // codec), else through the codec into dst's memory (on the host).
   Result<Tensor> batch_through_codec(const Compressor& codec, const Tensor& src, const Scratch& dst,

@@ -54,12 +54,14 @@
 // lives (docs/backends.md, step 1): Buffer::usage / host_data (data() gone),
 // Tensor::buffer / offset, Backend::allocate takes a BufferUsage, Backend::
 // write / read / copy / synchronize / devices / supports_op (BackendOp),
-// DeviceInfo's device fields.
+// DeviceInfo's device fields. 8.1: K/V in the backend's memory (step 2):
+// CacheStore::use_backend appended (a store may keep its K/V in memory the
+// backend allocates); Backend::copy takes strided tensors.
 #ifndef TESSERA_ABI_MAJOR
 #define TESSERA_ABI_MAJOR 8
 #endif
 #ifndef TESSERA_ABI_MINOR
-#define TESSERA_ABI_MINOR 0
+#define TESSERA_ABI_MINOR 1
 #endif
 
 #define TESSERA_STRINGIFY_INNER(x) #x

@@ -1,6 +1,9 @@
 #include "core/tensor/tensor.h"
 
+#include <algorithm>
+
 #include "core/backend/buffer.h"
+#include "core/status/status.h"
 
 namespace tessera {
 
@@ -33,6 +36,23 @@ Tensor Tensor::reshaped(std::initializer_list<int64_t> new_shape) const {
   Tensor t = contiguous(data, dtype, new_shape);
   t.buffer = buffer;
   t.offset = offset;
+  return t;
+}
+
+Tensor Tensor::view(int64_t first, std::initializer_list<int64_t> new_shape,
+                    std::initializer_list<int64_t> strides) const {
+  TESSERA_CHECK(new_shape.size() == strides.size() && new_shape.size() <= 4,
+                "Tensor::view: a stride per dimension, at most 4");
+  TESSERA_CHECK(!dtype_is_blocked(dtype), "Tensor::view: a block format has no element offset");
+  const std::size_t bytes = static_cast<std::size_t>(first) * dtype_row_bytes(dtype, 1);
+  Tensor t;
+  t.dtype = dtype;
+  t.rank = static_cast<int>(new_shape.size());
+  std::copy(new_shape.begin(), new_shape.end(), t.shape.begin());
+  std::copy(strides.begin(), strides.end(), t.stride.begin());
+  t.data = data == nullptr ? nullptr : static_cast<char*>(data) + bytes;
+  t.buffer = buffer;
+  t.offset = offset + bytes;
   return t;
 }
 

@@ -36,6 +36,11 @@ struct Tensor {
   // A contiguous view of `shape` over the same memory (host address, buffer
   // and offset alike): this tensor's elements, read in order.
   Tensor reshaped(std::initializer_list<int64_t> shape) const;
+  // A view of the same memory starting `first` elements in, of `shape` with
+  // `strides` (elements): host address, buffer offset alike. For element
+  // types only, not block formats.
+  Tensor view(int64_t first, std::initializer_list<int64_t> shape,
+              std::initializer_list<int64_t> strides) const;
   // Whether the host may read `data` directly.
   bool on_host() const { return data != nullptr; }
 

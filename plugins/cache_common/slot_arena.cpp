@@ -1,21 +1,62 @@
 #include "plugins/cache_common/slot_arena.h"
 
+#include <algorithm>
 #include <cstring>
 #include <new>
+#include <vector>
+
+#include "core/backend/backend.h"
 
 namespace tessera {
 
+bool KVPlacement::offer(Backend& backend, const CodecLayout& layout) {
+  device_ = !backend.device_info().host_memory && !layout.any_encoded() ? &backend : nullptr;
+  return device_ != nullptr;
+}
+
+namespace {
+
+// Zeroes a device arena's K/V, a chunk at a time (the host's arena is
+// value-initialised; this keeps a device's as deterministic).
+Status zero_device(Backend& device, Buffer& buffer, std::size_t bytes) {
+  static constexpr std::size_t kChunk = std::size_t{1} << 20;
+  const std::vector<std::byte> zeros(std::min(bytes, kChunk));
+  for (std::size_t done = 0; done < bytes; done += kChunk) {
+    const std::size_t chunk = std::min(kChunk, bytes - done);
+    RETURN_IF_ERROR(device.write(
+        Tensor::in_buffer(buffer, done, DType::kF32, {static_cast<int64_t>(chunk / 4)}),
+        std::span(zeros.data(), chunk)));
+  }
+  return ok_status();
+}
+
+}  // namespace
+
 Result<SlotArena> SlotArena::create(const CodecLayout& layout, int64_t slots,
-                                    const std::string& what, bool keep_branches) {
+                                    const std::string& what, bool keep_branches, Backend* device) {
   SlotArena arena;
   std::size_t bytes = 0;
   if (slots <= 0 ||
       __builtin_mul_overflow(static_cast<std::size_t>(slots), layout.token_bytes(), &bytes))
     return resource_exhausted(what + ": " + std::to_string(slots) + " slots do not fit in memory");
+  TESSERA_CHECK(device == nullptr || !layout.any_encoded(),
+                "SlotArena: device memory needs every layer to store raw f32");
   try {
-    // Value-initialised (zeroed): touches every page now, so no later step
-    // faults memory in, and the contents are deterministic.
-    arena.data_ = std::make_unique<uint8_t[]>(bytes);
+    if (device != nullptr) {
+      auto buffer = device->allocate(bytes, BufferUsage::kKV);
+      if (!buffer.ok())
+        return Status(buffer.status().code(),
+                      what + ": reserving " + std::to_string(slots) + " slots (" +
+                          std::to_string(bytes) +
+                          " bytes) in device memory: " + buffer.status().message());
+      arena.buffer_ = std::move(buffer).value();
+      arena.device_ = device;
+      RETURN_IF_ERROR(zero_device(*device, *arena.buffer_, bytes).with_context(what));
+    } else {
+      // Value-initialised (zeroed): touches every page now, so no later step
+      // faults memory in, and the contents are deterministic.
+      arena.data_ = std::make_unique<uint8_t[]>(bytes);
+    }
     arena.positions_ = std::make_unique<int32_t[]>(static_cast<std::size_t>(slots));
     if (keep_branches)
       arena.branches_ = std::make_unique<BranchId[]>(static_cast<std::size_t>(slots));
@@ -28,21 +69,75 @@ Result<SlotArena> SlotArena::create(const CodecLayout& layout, int64_t slots,
   return arena;
 }
 
-uint8_t* SlotArena::vector(const CodecLayout& layout, int layer, int kv, int vector_index,
-                           int64_t slot) const {
+std::size_t SlotArena::vector_offset(const CodecLayout& layout, int layer, int kv, int vector_index,
+                                     int64_t slot) const {
   const auto vectors = static_cast<std::size_t>(layout.vectors_per_token());
   const std::size_t row =
       (static_cast<std::size_t>(kv) * vectors + static_cast<std::size_t>(vector_index)) *
           static_cast<std::size_t>(slots_) +
       static_cast<std::size_t>(slot);
-  return data_.get() + layout.layer_start(layer) * static_cast<std::size_t>(slots_) +
+  return layout.layer_start(layer) * static_cast<std::size_t>(slots_) +
          row * layout.vector_bytes(layer);
 }
 
-void SlotArena::write(const CodecLayout& layout, const Tensor& k, const Tensor& v, int64_t row,
-                      int64_t slot, int32_t position, BranchId branch) {
+Tensor SlotArena::floats(std::size_t byte_offset, std::initializer_list<int64_t> shape,
+                         std::initializer_list<int64_t> strides) const {
+  Tensor base;
+  if (buffer_) {
+    base = Tensor::in_buffer(*buffer_, byte_offset, DType::kF32, {1});
+  } else {
+    base = Tensor::contiguous(data_.get() + byte_offset, DType::kF32, {1});
+  }
+  return base.view(0, shape, strides);
+}
+
+uint8_t* SlotArena::vector(const CodecLayout& layout, int layer, int kv, int vector_index,
+                           int64_t slot) const {
+  TESSERA_CHECK(data_ != nullptr, "SlotArena::vector: the K/V are in device memory");
+  return data_.get() + vector_offset(layout, layer, kv, vector_index, slot);
+}
+
+void SlotArena::set_meta(int64_t slot, int32_t position, BranchId branch) {
+  positions_[static_cast<std::size_t>(slot)] = position;
+  TESSERA_CHECK(branch == 0 || branches_, "SlotArena: a branch for an arena without branches");
+  if (branches_) {
+    branches_[static_cast<std::size_t>(slot)] = branch;
+    any_branch_ = any_branch_ || branch != 0;
+  }
+}
+
+void SlotArena::copy_meta(int64_t from, SlotArena& destination, int64_t to) const {
+  destination.positions_[static_cast<std::size_t>(to)] = positions_[static_cast<std::size_t>(from)];
+  const BranchId branch = branches_ ? branches_[static_cast<std::size_t>(from)] : BranchId{0};
+  TESSERA_CHECK(branch == 0 || destination.branches_,
+                "SlotArena: copying a branch into an arena without branches");
+  if (destination.branches_) {
+    destination.branches_[static_cast<std::size_t>(to)] = branch;
+    destination.any_branch_ = destination.any_branch_ || branch != 0;
+  }
+}
+
+Status SlotArena::write(const CodecLayout& layout, const Tensor& k, const Tensor& v, int64_t row,
+                        int64_t slot, int32_t position, BranchId branch) {
   const CacheGeometry& g = layout.geometry();
   const Tensor* kv_in[2] = {&k, &v};
+  if (device_ != nullptr) {
+    // Raw f32 everywhere: the row's K (then V) of every layer is one strided
+    // copy into the slot's vectors.
+    const int64_t width = g.vector_width();
+    const int64_t layer_stride = 2 * layout.vectors_per_token() * slots_ * width;
+    const int64_t head_stride = g.heads_per_vector == 1 ? slots_ * g.head_dim : g.head_dim;
+    for (int kv = 0; kv < 2; ++kv) {
+      const Tensor& t = *kv_in[kv];
+      const Tensor src = t.view(row * t.stride[1], {g.layers, g.kv_heads, g.head_dim},
+                                {t.stride[0], t.stride[2], 1});
+      const Tensor dst = floats(vector_offset(layout, 0, kv, 0, slot),
+                                {g.layers, g.kv_heads, g.head_dim}, {layer_stride, head_stride, 1});
+      RETURN_IF_ERROR(device_->copy(src, dst));
+    }
+    set_meta(slot, position, branch);
+    return ok_status();
+  }
   for (int l = 0; l < g.layers; ++l)
     for (int kv = 0; kv < 2; ++kv) {
       const Tensor& t = *kv_in[kv];
@@ -54,39 +149,55 @@ void SlotArena::write(const CodecLayout& layout, const Tensor& k, const Tensor& 
         layout.codec(l).encode(src, 1, g.vector_width(), vector(layout, l, kv, i, slot));
       }
     }
-  positions_[static_cast<std::size_t>(slot)] = position;
-  TESSERA_CHECK(branch == 0 || branches_, "SlotArena: a branch for an arena without branches");
-  if (branches_) {
-    branches_[static_cast<std::size_t>(slot)] = branch;
-    any_branch_ = any_branch_ || branch != 0;
-  }
+  set_meta(slot, position, branch);
+  return ok_status();
 }
 
-std::size_t SlotArena::copy_slot(const CodecLayout& layout, int64_t from, SlotArena& destination,
-                                 int64_t to) const {
+Result<std::size_t> SlotArena::copy_slot(const CodecLayout& layout, int64_t from,
+                                         SlotArena& destination, int64_t to) const {
   const CacheGeometry& g = layout.geometry();
-  if (this == &destination && from == to) return 0;
-  for (int l = 0; l < g.layers; ++l)
-    for (int kv = 0; kv < 2; ++kv)
-      for (int i = 0; i < layout.vectors_per_token(); ++i)
-        std::memcpy(destination.vector(layout, l, kv, i, to), vector(layout, l, kv, i, from),
-                    layout.vector_bytes(l));
-  destination.positions_[static_cast<std::size_t>(to)] = positions_[static_cast<std::size_t>(from)];
-  const BranchId branch = branches_ ? branches_[static_cast<std::size_t>(from)] : BranchId{0};
-  TESSERA_CHECK(branch == 0 || destination.branches_,
-                "SlotArena: copying a branch into an arena without branches");
-  if (destination.branches_) {
-    destination.branches_[static_cast<std::size_t>(to)] = branch;
-    destination.any_branch_ = destination.any_branch_ || branch != 0;
+  if (this == &destination && from == to) return std::size_t{0};
+  TESSERA_CHECK(device_ == destination.device_, "SlotArena: a copy between host and device arenas");
+  if (device_ != nullptr) {
+    // Every vector of the slot (layers x K/V x vectors rows of width floats).
+    const int64_t rows = int64_t{2} * g.layers * layout.vectors_per_token();
+    const int64_t width = g.vector_width();
+    RETURN_IF_ERROR(device_->copy(
+        floats(vector_offset(layout, 0, 0, 0, from), {rows, width}, {slots_ * width, 1}),
+        destination.floats(destination.vector_offset(layout, 0, 0, 0, to), {rows, width},
+                           {destination.slots_ * width, 1})));
+  } else {
+    for (int l = 0; l < g.layers; ++l)
+      for (int kv = 0; kv < 2; ++kv)
+        for (int i = 0; i < layout.vectors_per_token(); ++i)
+          std::memcpy(destination.vector(layout, l, kv, i, to), vector(layout, l, kv, i, from),
+                      layout.vector_bytes(l));
   }
+  copy_meta(from, destination, to);
   return layout.token_bytes() + destination.meta_bytes_per_slot();
 }
 
-std::size_t SlotArena::copy_first(const CodecLayout& layout, int64_t count,
-                                  SlotArena& destination) const {
-  std::size_t copied = 0;
-  for (int64_t s = 0; s < count; ++s) copied += copy_slot(layout, s, destination, s);
-  return copied;
+Result<std::size_t> SlotArena::copy_first(const CodecLayout& layout, int64_t count,
+                                          SlotArena& destination) const {
+  if (device_ == nullptr || count == 0) {
+    std::size_t copied = 0;
+    for (int64_t s = 0; s < count; ++s) {
+      ASSIGN_OR_RETURN(const std::size_t bytes, copy_slot(layout, s, destination, s));
+      copied += bytes;
+    }
+    return copied;
+  }
+  TESSERA_CHECK(device_ == destination.device_, "SlotArena: a copy between host and device arenas");
+  const CacheGeometry& g = layout.geometry();
+  const int64_t rows = int64_t{2} * g.layers * layout.vectors_per_token();
+  const int64_t width = g.vector_width();
+  // One strided copy: each vector's run of the first `count` slots.
+  RETURN_IF_ERROR(
+      device_->copy(floats(0, {rows, count * width}, {slots_ * width, 1}),
+                    destination.floats(0, {rows, count * width}, {destination.slots_ * width, 1})));
+  for (int64_t s = 0; s < count; ++s) copy_meta(s, destination, s);
+  return static_cast<std::size_t>(count) *
+         (layout.token_bytes() + destination.meta_bytes_per_slot());
 }
 
 KVSegment SlotArena::segment(const CodecLayout& layout, int layer, int64_t first, int64_t count,
@@ -109,9 +220,9 @@ KVSegment SlotArena::segment(const CodecLayout& layout, int layer, int64_t first
     t.rank = 3;
     t.shape = {g.kv_heads, count, hd, 0};
     if (layout.raw(layer)) {
-      // The arena holds the floats themselves.
-      t.data = vector(layout, layer, kv, 0, first);
-      t.stride = {head_stride(slots_), width, 1, 0};
+      // The arena holds the floats themselves (host or device memory).
+      t = floats(vector_offset(layout, layer, kv, 0, first), {g.kv_heads, count, hd},
+                 {head_stride(slots_), width, 1});
     } else {
       // Vector i's run decodes to scratch_slots * width floats of its own.
       float* base = scratch + kv * g.kv_heads * scratch_slots * hd;

@@ -28,8 +28,9 @@ Status PagedCacheStore::init(const CacheGeometry& geometry,
 
 Status PagedCacheStore::ensure_free(int64_t count) {
   while (static_cast<int64_t>(free_.size()) - promised_ < count) {
-    ASSIGN_OR_RETURN(SlotArena arena, SlotArena::create(layout_, block_size_, "paged cache: block",
-                                                        /*keep_branches=*/true));
+    ASSIGN_OR_RETURN(SlotArena arena,
+                     SlotArena::create(layout_, block_size_, "paged cache: block",
+                                       /*keep_branches=*/true, placement_.device()));
     bytes_.capacity += arena.reserved_bytes();
     blocks_.push_back(Block{std::move(arena), 0, 0});
     free_.push_back(static_cast<int32_t>(blocks_.size() - 1));
@@ -110,16 +111,19 @@ void PagedCacheStore::drop_reference(int32_t id) {
   free_.push_back(id);
 }
 
-void PagedCacheStore::own_block(Sequence& s, int64_t b) {
+Status PagedCacheStore::own_block(Sequence& s, int64_t b) {
   const int32_t shared = s.table[static_cast<std::size_t>(b)];
-  if (blocks_[static_cast<std::size_t>(shared)].references == 1) return;
+  if (blocks_[static_cast<std::size_t>(shared)].references == 1) return ok_status();
   const int32_t own = take_block(s);
   const Block& from = blocks_[static_cast<std::size_t>(shared)];
-  bytes_.copied +=
-      from.arena.copy_first(layout_, from.written, blocks_[static_cast<std::size_t>(own)].arena);
+  ASSIGN_OR_RETURN(
+      const std::size_t copied,
+      from.arena.copy_first(layout_, from.written, blocks_[static_cast<std::size_t>(own)].arena));
+  bytes_.copied += copied;
   set_written(own, from.written);
   drop_reference(shared);
   s.table[static_cast<std::size_t>(b)] = own;
+  return ok_status();
 }
 
 Status PagedCacheStore::release(SequenceId seq) {
@@ -169,14 +173,14 @@ Status PagedCacheStore::append(SequenceId seq, std::span<const int32_t> position
   const int64_t fresh = blocks_for(s->length + n) - static_cast<int64_t>(s->table.size());
   const int64_t beyond_promise = std::max<int64_t>(0, copies + fresh - s->promised);
   RETURN_IF_ERROR(ensure_free(beyond_promise));
-  if (copies) own_block(*s, static_cast<int64_t>(s->table.size()) - 1);
+  if (copies) RETURN_IF_ERROR(own_block(*s, static_cast<int64_t>(s->table.size()) - 1));
   for (int64_t b = 0; b < fresh; ++b) s->table.push_back(take_block(*s));
   for (int64_t i = 0; i < n; ++i) {
     const int32_t id = s->table[static_cast<std::size_t>(s->length / block_size_)];
     const int64_t slot = s->length % block_size_;
     const BranchId branch = branches.empty() ? BranchId{0} : branches[static_cast<std::size_t>(i)];
-    blocks_[static_cast<std::size_t>(id)].arena.write(
-        layout_, k, v, i, slot, positions[static_cast<std::size_t>(i)], branch);
+    RETURN_IF_ERROR(blocks_[static_cast<std::size_t>(id)].arena.write(
+        layout_, k, v, i, slot, positions[static_cast<std::size_t>(i)], branch));
     set_written(id, std::max(blocks_[static_cast<std::size_t>(id)].written, slot + 1));
     s->ordered.push_back(positions[static_cast<std::size_t>(i)]);
     s->branch_of.push_back(branch);
@@ -225,7 +229,7 @@ Status PagedCacheStore::copy(SequenceId seq, std::span<const int64_t> src, int64
     copies +=
         blocks_[static_cast<std::size_t>(s->table[static_cast<std::size_t>(b)])].references > 1;
   RETURN_IF_ERROR(ensure_free(std::max<int64_t>(0, copies - s->promised)));
-  for (int64_t b = first_block; b <= last_block; ++b) own_block(*s, b);
+  for (int64_t b = first_block; b <= last_block; ++b) RETURN_IF_ERROR(own_block(*s, b));
   // In order is safe in place (src[j] >= dst_start + j, strictly increasing;
   // see the static store).
   for (int64_t j = 0; j < n; ++j) {
@@ -235,7 +239,9 @@ Status PagedCacheStore::copy(SequenceId seq, std::span<const int64_t> src, int64
         blocks_[static_cast<std::size_t>(s->table[static_cast<std::size_t>(from / block_size_)])];
     Block& b =
         blocks_[static_cast<std::size_t>(s->table[static_cast<std::size_t>(to / block_size_)])];
-    bytes_.copied += a.arena.copy_slot(layout_, from % block_size_, b.arena, to % block_size_);
+    ASSIGN_OR_RETURN(const std::size_t copied,
+                     a.arena.copy_slot(layout_, from % block_size_, b.arena, to % block_size_));
+    bytes_.copied += copied;
     s->ordered[static_cast<std::size_t>(to)] = s->ordered[static_cast<std::size_t>(from)];
     s->branch_of[static_cast<std::size_t>(to)] = s->branch_of[static_cast<std::size_t>(from)];
   }

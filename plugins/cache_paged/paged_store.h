@@ -67,6 +67,7 @@ class PagedCacheStore final : public CacheStore {
   std::span<const BranchId> branches(SequenceId seq) const override;
   CacheBytes bytes() const override { return bytes_; }
   SequenceBytes sequence_bytes(SequenceId seq) const override;
+  bool use_backend(Backend& backend) override { return placement_.offer(backend, layout_); }
 
   // For tests: blocks in the pool, and how many sequences hold block `id`.
   int64_t pool_blocks() const { return static_cast<int64_t>(blocks_.size()); }
@@ -104,7 +105,7 @@ class PagedCacheStore final : public CacheStore {
   int32_t take_block(Sequence& s);
   void drop_reference(int32_t id);
   // Makes the block at table index `b` the sequence's own (copying a shared one).
-  void own_block(Sequence& s, int64_t b);
+  Status own_block(Sequence& s, int64_t b);
   void set_written(int32_t id, int64_t written);
   Result<KVView> make_view(SequenceId seq, int layer, bool encoded);
   void set_live(std::size_t live);
@@ -114,6 +115,7 @@ class PagedCacheStore final : public CacheStore {
 
   int64_t block_size_;
   CodecLayout layout_;
+  KVPlacement placement_;
   std::vector<Block> blocks_;
   std::vector<int32_t> free_;
   int64_t promised_ = 0;  // free blocks promised to sequences, all together

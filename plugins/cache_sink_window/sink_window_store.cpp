@@ -44,8 +44,8 @@ Result<SinkWindowCacheStore::Sequence> SinkWindowCacheStore::make_sequence(Seque
   const CacheGeometry& g = layout_.geometry();
   const int64_t slots = sink_ + ring_;
   Sequence s;
-  ASSIGN_OR_RETURN(s.arena,
-                   SlotArena::create(layout_, slots, "sink_window cache: " + seq_name(seq)));
+  ASSIGN_OR_RETURN(s.arena, SlotArena::create(layout_, slots, "sink_window cache: " + seq_name(seq),
+                                              /*keep_branches=*/false, placement_.device()));
   std::size_t scratch_floats = 0;
   if (layout_.any_encoded()) {
     scratch_floats = 2 * static_cast<std::size_t>(g.kv_heads) * static_cast<std::size_t>(slots) *
@@ -97,8 +97,11 @@ Status SinkWindowCacheStore::fork(SequenceId src, SequenceId dst) {
   if (sequences_.count(dst) != 0)
     return failed_precondition("sink_window cache: " + seq_name(dst) + " is already allocated");
   ASSIGN_OR_RETURN(Sequence s, make_sequence(dst));
-  for (int64_t i = 0; i < from->stored(); ++i)
-    bytes_.copied += from->arena.copy_slot(layout_, slot_of(*from, i), s.arena, slot_of(*from, i));
+  for (int64_t i = 0; i < from->stored(); ++i) {
+    ASSIGN_OR_RETURN(const std::size_t copied,
+                     from->arena.copy_slot(layout_, slot_of(*from, i), s.arena, slot_of(*from, i)));
+    bytes_.copied += copied;
+  }
   s.logical = from->logical;
   s.ordered = from->ordered;
   s.sinks = from->sinks;
@@ -165,7 +168,7 @@ Status SinkWindowCacheStore::append(SequenceId seq, std::span<const int32_t> pos
       slot = sink_ + (s->ring_start + s->ring_count) % ring_;
       ++s->ring_count;
     }
-    s->arena.write(layout_, k, v, static_cast<int64_t>(i), slot, p);
+    RETURN_IF_ERROR(s->arena.write(layout_, k, v, static_cast<int64_t>(i), slot, p));
     s->logical[static_cast<std::size_t>(slot)] = s->logical_length++;
     // Entries no later query can see (gaps in the positions), even after
     // taking back `slack` tokens, go too.
@@ -214,7 +217,9 @@ Status SinkWindowCacheStore::copy(SequenceId seq, std::span<const int64_t> src, 
                            : s->logical_length;
   for (int64_t j = 0; j < n; ++j) {
     const int64_t to = slot_of(*s, dst_start + j);
-    bytes_.copied += s->arena.copy_slot(layout_, slot_of(*s, src[j]), s->arena, to);
+    ASSIGN_OR_RETURN(const std::size_t copied,
+                     s->arena.copy_slot(layout_, slot_of(*s, src[j]), s->arena, to));
+    bytes_.copied += copied;
     s->logical[static_cast<std::size_t>(to)] = base + j;
   }
   const int64_t kept = dst_start + n;

@@ -66,6 +66,7 @@ class SinkWindowCacheStore final : public CacheStore {
   std::span<const int32_t> positions(SequenceId seq) const override;
   CacheBytes bytes() const override { return bytes_; }
   SequenceBytes sequence_bytes(SequenceId seq) const override;
+  bool use_backend(Backend& backend) override { return placement_.offer(backend, layout_); }
 
  private:
   struct Sequence {
@@ -103,6 +104,7 @@ class SinkWindowCacheStore final : public CacheStore {
   int64_t ring_;  // window + slack slots after the sinks
   bool reassign_;
   CodecLayout layout_;
+  KVPlacement placement_;
   std::unordered_map<SequenceId, Sequence> sequences_;
   CacheBytes bytes_;
 };

@@ -28,7 +28,7 @@ Result<StaticCacheStore::Sequence> StaticCacheStore::make_sequence(SequenceId se
   const CacheGeometry& g = layout_.geometry();
   Sequence s;
   ASSIGN_OR_RETURN(s.arena, SlotArena::create(layout_, capacity, "static cache: " + seq_name(seq),
-                                              /*keep_branches=*/true));
+                                              /*keep_branches=*/true, placement_.device()));
   std::size_t scratch_floats = 0;
   if (layout_.any_encoded()) {
     const std::size_t per_token = 2 * static_cast<std::size_t>(g.kv_heads) * g.head_dim;
@@ -75,7 +75,9 @@ Status StaticCacheStore::fork(SequenceId src, SequenceId dst) {
   if (sequences_.count(dst) != 0)
     return failed_precondition("static cache: " + seq_name(dst) + " is already allocated");
   ASSIGN_OR_RETURN(Sequence s, make_sequence(dst, from->arena.slots()));
-  bytes_.copied += from->arena.copy_first(layout_, from->length, s.arena);
+  ASSIGN_OR_RETURN(const std::size_t copied,
+                   from->arena.copy_first(layout_, from->length, s.arena));
+  bytes_.copied += copied;
   s.length = from->length;
   bytes_.capacity += s.reserved_bytes;
   set_live(bytes_.live + live_bytes(s.length));
@@ -97,8 +99,9 @@ Status StaticCacheStore::append(SequenceId seq, std::span<const int32_t> positio
   // k, v: f32 [layers, n, kv_heads, head_dim], head_dim contiguous (checked by
   // CheckedCacheStore); other strides are honoured.
   for (int64_t i = 0; i < n; ++i)
-    s->arena.write(layout_, k, v, i, s->length + i, positions[static_cast<std::size_t>(i)],
-                   branches.empty() ? BranchId{0} : branches[static_cast<std::size_t>(i)]);
+    RETURN_IF_ERROR(
+        s->arena.write(layout_, k, v, i, s->length + i, positions[static_cast<std::size_t>(i)],
+                       branches.empty() ? BranchId{0} : branches[static_cast<std::size_t>(i)]));
   s->length += n;
   set_live(bytes_.live + live_bytes(n));
   return ok_status();
@@ -127,8 +130,11 @@ Status StaticCacheStore::copy(SequenceId seq, std::span<const int64_t> src, int6
   // dst_start + j, so it was not the slot just written. Copying all j in
   // parallel would race: with src = [1, 3] and dst_start = 0, writing slot 1
   // (j = 1) may happen before reading slot 1 (j = 0 reads src[0] = 1).
-  for (int64_t j = 0; j < n; ++j)
-    bytes_.copied += s->arena.copy_slot(layout_, src[j], s->arena, dst_start + j);
+  for (int64_t j = 0; j < n; ++j) {
+    ASSIGN_OR_RETURN(const std::size_t copied,
+                     s->arena.copy_slot(layout_, src[j], s->arena, dst_start + j));
+    bytes_.copied += copied;
+  }
   const int64_t new_length = dst_start + n;
   set_live(bytes_.live - live_bytes(s->length - new_length));
   s->length = new_length;

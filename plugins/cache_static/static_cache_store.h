@@ -69,6 +69,7 @@ class StaticCacheStore final : public CacheStore {
   std::span<const BranchId> branches(SequenceId seq) const override;
   CacheBytes bytes() const override { return bytes_; }
   SequenceBytes sequence_bytes(SequenceId seq) const override;
+  bool use_backend(Backend& backend) override { return placement_.offer(backend, layout_); }
   // Raw-f32 layers only: an encoding codec keeps no floats to point at.
   Result<DenseLayerKV> dense_layer(SequenceId seq, int layer) override;
   Status append_in_place(SequenceId seq, std::span<const int32_t> positions) override;
@@ -92,6 +93,7 @@ class StaticCacheStore final : public CacheStore {
   void set_live(std::size_t live);
 
   CodecLayout layout_;
+  KVPlacement placement_;
   std::unordered_map<SequenceId, Sequence> sequences_;
   CacheBytes bytes_;
 };

@@ -87,6 +87,9 @@ Status HistoryKV::compute(Transformer& model, CheckedCacheStore& cache, Sequence
     ++forwards;
     // The chunk's K/V, layer by layer, into their rows of the history.
     const Tensor pk = model.pending_k(), pv = model.pending_v();
+    if (pk.data == nullptr || pv.data == nullptr)
+      return internal_error(
+          "restoration: the forward's K/V could not be read back from the backend's memory");
     const int64_t rows = (end - begin) * kv_width_;
     for (int l = 0; l < layers_; ++l) {
       const int64_t from = l * rows, to = l * layer_stride() + begin * kv_width_;

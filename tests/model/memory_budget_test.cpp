@@ -116,5 +116,26 @@ TEST(MemoryBudget, WeightsOnADeviceAreCheckedAgainstItsMemory) {
       << refused.message();
 }
 
+// K/V a device holds (a store that took the backend) count against the
+// device's free memory with the weights, and no longer against the host's.
+TEST(MemoryBudget, KvOnADeviceIsCheckedAgainstItsMemory) {
+  MemoryRequest r = stories_request(1'000'000);  // 1.6e9 bytes of K/V
+  r.weight_bytes = kGiB;
+  r.weights_on_device = true;
+  r.device_name = "a test GPU";
+  r.device_free_bytes = 4 * kGiB;
+  EXPECT_FALSE(check_memory_budget(r, AvailableMemory{kGiB, "t"}).ok()) << "K/V on the host";
+  r.kv_on_device = true;
+  EXPECT_TRUE(check_memory_budget(r, AvailableMemory{kGiB, "t"}).ok());
+  r.device_free_bytes = 2 * kGiB;
+  const Status refused = check_memory_budget(r, AvailableMemory{64 * kGiB, "t"});
+  EXPECT_EQ(refused.code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(refused.message().find("in the memory of a test GPU; with the model's 1024 MiB of "
+                                   "weights that is more than its 2048 MiB free; lower "
+                                   "cache.max_tokens to"),
+            std::string::npos)
+      << refused.message();
+}
+
 }  // namespace
 }  // namespace tessera

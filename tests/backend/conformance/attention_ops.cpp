@@ -128,8 +128,11 @@ struct StoredSequence {
   std::vector<KVSegment> segments;
 };
 
-void attention_case(Conformance& t, const AttentionCase& c) {
-  SCOPED_TRACE(c.label());
+// With `stored_in_backend`, the stored K/V lie in the backend's memory
+// (BufferUsage::kKV), as a store that took the backend keeps them, and the
+// segments are views into it.
+void attention_case(Conformance& t, const AttentionCase& c, bool stored_in_backend) {
+  SCOPED_TRACE(c.label() + (stored_in_backend ? ", stored K/V in the backend" : ""));
   Backend& b = t.backend();
   const int64_t hd = c.head_dim;
   int64_t n = 0;
@@ -203,6 +206,34 @@ void attention_case(Conformance& t, const AttentionCase& c) {
   p.batch_k = dbk.tensor;
   p.batch_v = dbv.tensor;
   p.out = dout.tensor;
+  std::vector<DeviceTensor> stored;
+  std::vector<std::vector<KVSegment>> device_segments(sequences.size());
+  std::vector<KVView> device_views;
+  if (stored_in_backend) {
+    for (std::size_t s = 0; s < sequences.size(); ++s) {
+      const StoredSequence& seq = sequences[s];
+      const int64_t m = c.stored[s];
+      if (m == 0) {
+        device_views.push_back(KVView{});
+        continue;
+      }
+      const Shape shape = {c.kv_heads, m, hd};
+      CONFORMANCE_ASSIGN_OR_FAIL(DeviceTensor dk, upload_f32(b, BufferUsage::kKV, shape, seq.k));
+      CONFORMANCE_ASSIGN_OR_FAIL(DeviceTensor dv, upload_f32(b, BufferUsage::kKV, shape, seq.v));
+      int64_t start = 0;
+      for (const KVSegment& host : seq.segments) {
+        KVSegment seg = host;
+        seg.k = dk.tensor.view(start * hd, {c.kv_heads, seg.count, hd}, {m * hd, hd, 1});
+        seg.v = dv.tensor.view(start * hd, {c.kv_heads, seg.count, hd}, {m * hd, hd, 1});
+        device_segments[s].push_back(seg);
+        start += seg.count;
+      }
+      stored.push_back(std::move(dk));
+      stored.push_back(std::move(dv));
+      device_views.push_back(KVView{device_segments[s]});
+    }
+    p.views = device_views;
+  }
   b.attention(p);
   CONFORMANCE_SYNC(b);
   CONFORMANCE_ASSIGN_OR_FAIL(std::vector<float> got, download_f32(b, dout.tensor));
@@ -221,11 +252,48 @@ TEST_P(Conformance, CacheUpdate) {
   for (const CacheUpdateCase& c : cache_update_cases()) cache_update_case(*this, c);
 }
 
-// Stored K/V stay host tensors (KVSegment): a device backend that cannot read
-// them says so through supports_op and is reported as not supported.
+// Stored K/V as host tensors (a store in host memory) and in the backend's
+// own memory (a store that took the backend: CacheStore::use_backend).
 TEST_P(Conformance, Attention) {
   CONFORMANCE_REQUIRE(BackendOp::kAttention, DType::kF32);
-  for (const AttentionCase& c : attention_cases()) attention_case(*this, c);
+  for (const bool stored_in_backend : {false, true})
+    for (const AttentionCase& c : attention_cases()) attention_case(*this, c, stored_in_backend);
+}
+
+// Backend::copy: contiguous and strided (innermost contiguous), between the
+// host and the backend's memory both ways and within it, as the stores copy
+// K/V (slot_arena.h); the result must be the host's copy exactly.
+TEST_P(Conformance, StridedCopy) {
+  Backend& b = backend();
+  const Shape whole = {3, 5, 8};  // a [layers, slots, width]-like block
+  const std::vector<float> values = random_values(count(whole), 77);
+  // A strided view: every other slot of every layer, 6 of the 8 floats.
+  const auto part = [](const Tensor& t) { return t.view(2, {3, 3, 6}, {40, 16, 1}); };
+  std::vector<float> want(count(whole), 0.0f);
+  {
+    std::vector<float> src = values;
+    const Tensor from = part(host_tensor(src.data(), DType::kF32, whole));
+    const Tensor to = part(host_tensor(want.data(), DType::kF32, whole));
+    ASSERT_TRUE(reference().copy(from, to).ok());
+  }
+  const std::vector<float> zeros(count(whole), 0.0f);
+  // host -> backend, backend -> backend, backend -> host.
+  CONFORMANCE_ASSIGN_OR_FAIL(DeviceTensor src, upload_f32(b, BufferUsage::kKV, whole, values));
+  CONFORMANCE_ASSIGN_OR_FAIL(DeviceTensor mid, upload_f32(b, BufferUsage::kKV, whole, zeros));
+  CONFORMANCE_ASSIGN_OR_FAIL(DeviceTensor dst, upload_f32(b, BufferUsage::kKV, whole, zeros));
+  std::vector<float> host_src = values;
+  ASSERT_TRUE(
+      b.copy(part(host_tensor(host_src.data(), DType::kF32, whole)), part(mid.tensor)).ok());
+  ASSERT_TRUE(b.copy(part(mid.tensor), part(dst.tensor)).ok());
+  CONFORMANCE_SYNC(b);
+  CONFORMANCE_ASSIGN_OR_FAIL(std::vector<float> got, download_f32(b, dst.tensor));
+  EXPECT_EQ(got, want) << "host -> backend -> backend";
+  std::vector<float> back(count(whole), 0.0f);
+  ASSERT_TRUE(b.copy(part(src.tensor), part(host_tensor(back.data(), DType::kF32, whole))).ok());
+  EXPECT_EQ(back, want) << "backend -> host";
+  // Shapes that differ are refused, with what was given.
+  const Status refused = b.copy(part(src.tensor), mid.tensor.view(0, {3, 3, 5}, {40, 16, 1}));
+  EXPECT_FALSE(refused.ok());
 }
 
 }  // namespace tessera::conformance

@@ -143,6 +143,28 @@ TEST_P(BackendModels, CodecsMatchTheCpu) {
                     std::string("[cache.codec]\nplugin = \"") + codec + "\"\n");
 }
 
+// Every store on the backend: where the backend's memory is a device's, the
+// K/V live there (attention binds a static segment in place, and gathers
+// paged blocks and a sink window's runs on the device, turning keys kept
+// before RoPE and moved sinks there), and the scores match the CPU's.
+TEST_P(BackendModels, StoresMatchTheCpu) {
+  const std::string model = kSharedModels + "stories260K.gguf";
+  for (const std::string& store :
+       {std::string("plugin = \"static\"\n"), std::string("plugin = \"paged\"\nblock_size = 16\n"),
+        std::string("plugin = \"sink_window\"\nsink = 4\n"
+                    "window = 24\n"),
+        std::string("plugin = \"sink_window\"\nsink = 4\n"
+                    "window = 24\npositions = \"reassign\"\n"),
+        std::string("plugin = \"paged\"\ncodec_stage = \"pre_rope\"\nblock_size = 16\n")}) {
+    auto device = engine_on(GetParam(), model, store);
+    ASSERT_TRUE(device.ok()) << device.status().to_string();
+    const bool on_device = !(*device)->backend().device_info().host_memory;
+    EXPECT_EQ((*device)->cache().kv_in_backend(), on_device) << store;
+    SCOPED_TRACE(store);
+    expect_same_nll(GetParam(), model, 64, store);
+  }
+}
+
 TEST_P(BackendModels, GreedyTextMatchesTheCpu) {
   for (const std::string& model : model_files()) {
     auto cpu = engine_on("cpu", model);
@@ -182,12 +204,17 @@ TEST_P(BackendModels, SpeculativeGreedyEqualsPlainOnTheBackend) {
   }
 }
 
+// (On paged, the batched branches fork the prompt's blocks and copy one on
+// its first write: Backend::copy on a device.)
 TEST_P(BackendModels, BimBranchesEqualBatchedOnTheBackend) {
   const std::string model = kSharedModels + "stories260K.gguf";
   std::vector<std::vector<std::vector<int32_t>>> outputs;  // per layout, per lane
-  for (const char* layout : {"bim", "batched"}) {
+  for (const char* layout : {"bim", "batched", "batched paged"}) {
+    const std::string name = layout;
+    const std::string store = name == "batched paged" ? "plugin = \"paged\"\nblock_size = 8\n" : "";
     auto engine =
-        engine_on(GetParam(), model, std::string("[decode]\nbranch_layout = \"") + layout + "\"\n");
+        engine_on(GetParam(), model,
+                  store + "[decode]\nbranch_layout = \"" + name.substr(0, name.find(' ')) + "\"\n");
     ASSERT_TRUE(engine.ok()) << engine.status().to_string();
     GenerationRequest request;
     request.prompt = excerpt(**engine, 12);
@@ -203,6 +230,7 @@ TEST_P(BackendModels, BimBranchesEqualBatchedOnTheBackend) {
     outputs.push_back(lanes);
   }
   EXPECT_EQ(outputs[0], outputs[1]);
+  EXPECT_EQ(outputs[0], outputs[2]);
 }
 
 std::string instance_name(const ::testing::TestParamInfo<std::string>& info) {
