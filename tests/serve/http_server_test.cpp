@@ -31,6 +31,7 @@ using testing_configs::kConfig;
 using testing_configs::kEndless;
 
 using testing_served::Served;
+using testing_served::ServedOptions;
 
 // The engine's own greedy text for a prompt.
 std::string generated_text(Engine& engine, const std::string& prompt, int64_t tokens) {
@@ -93,6 +94,34 @@ TEST(HttpServer, ACompletionIsTheEnginesOwnText) {
   EXPECT_EQ(body["usage"]["completion_tokens"], 20);
   EXPECT_EQ(body["usage"]["prompt_tokens"],
             served.engine().tokenizer().encode("Once upon a time", true)->size());
+}
+
+// A served completion on each backend other than the CPU (the strict host
+// backend on every build; Vulkan where it runs) is the text `generate` gives
+// on the CPU: sessions, continuous batching and the paged store on device
+// memory change nothing.
+TEST(HttpServer, ACompletionOnEveryBackendIsTheCpusText) {
+  auto cpu = tessera::testing::make_engine("stories260K.gguf", kConfig);
+  ASSERT_NE(cpu, nullptr);
+  const std::string expected = generated_text(*cpu, "Once upon a time", 20);
+  int served_on = 0;
+  for (const char* backend : {"strict_host", "vulkan"}) {
+    const std::string pick = std::string("[backend]\nplugin = \"") + backend + "\"\n";
+    // Not built here, or no device: nothing to serve on.
+    if (!support::shared_model_engine("stories260K.gguf", kConfig + pick).ok()) continue;
+    ServedOptions options;
+    options.sampling = pick;
+    Served served(options);
+    ASSERT_TRUE(served.ok()) << backend;
+    auto res = served.client().Post(
+        "/v1/completions", R"({"prompt": "Once upon a time", "max_tokens": 20, "temperature": 0})",
+        "application/json");
+    ASSERT_TRUE(res) << backend;
+    ASSERT_EQ(res->status, 200) << backend << ": " << res->body;
+    EXPECT_EQ(json::parse(res->body)["choices"][0]["text"], expected) << backend;
+    ++served_on;
+  }
+  if (served_on == 0) GTEST_SKIP() << "no backend other than cpu here";
 }
 
 // llama-server's ignore_eos: the turn does not end at the vocabulary's
