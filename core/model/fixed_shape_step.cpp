@@ -5,7 +5,6 @@
 #include <limits>
 #include <string>
 
-#include "core/model/host_scratch.h"
 #include "core/model/layer_blocks.h"
 
 namespace tessera {
@@ -41,68 +40,85 @@ Result<std::unique_ptr<FixedShapeStep>> FixedShapeStep::create(const LoadedModel
 
 Status FixedShapeStep::allocate(int block, int64_t slots) {
   const ModelConfig& c = model_.config;
-  const auto n = static_cast<std::size_t>(block);
-  const auto take = [&](std::size_t floats, float*& out) -> Status {
+  const int64_t n = block;
+  const auto take = [&](Tensor& out, std::initializer_list<int64_t> shape) -> Status {
+    int64_t floats = 1;
+    for (int64_t d : shape) floats *= d;
     ASSIGN_OR_RETURN(std::unique_ptr<Buffer> buffer,
-                     backend_.allocate(floats * sizeof(float), BufferUsage::kActivations));
-    ASSIGN_OR_RETURN(out, host_floats(*buffer, backend_));
+                     backend_.allocate(static_cast<std::size_t>(floats) * sizeof(float),
+                                       BufferUsage::kActivations));
+    out = Tensor::in_buffer(*buffer, 0, DType::kF32, shape);
+    device_ = out.data == nullptr;
     buffers_.push_back(std::move(buffer));
     return ok_status();
   };
-  const auto q_width = static_cast<std::size_t>(c.n_heads) * static_cast<std::size_t>(c.head_dim);
-  const auto kv_width =
-      static_cast<std::size_t>(c.n_kv_heads) * static_cast<std::size_t>(c.head_dim);
-  RETURN_IF_ERROR(take(n * static_cast<std::size_t>(c.dim), x_));
-  RETURN_IF_ERROR(take(n * static_cast<std::size_t>(c.dim), xb_));
-  RETURN_IF_ERROR(take(n * q_width, q_));
-  RETURN_IF_ERROR(take(n * kv_width, k_));
-  RETURN_IF_ERROR(take(n * kv_width, v_));
-  RETURN_IF_ERROR(take(n * q_width, attn_));
-  RETURN_IF_ERROR(take(n * static_cast<std::size_t>(c.hidden_dim), gate_));
-  RETURN_IF_ERROR(take(n * static_cast<std::size_t>(c.hidden_dim), up_));
-  RETURN_IF_ERROR(take(n * static_cast<std::size_t>(c.vocab_size), logits_));
+  RETURN_IF_ERROR(take(x_, {n, c.dim}));
+  RETURN_IF_ERROR(take(xb_, {n, c.dim}));
+  RETURN_IF_ERROR(take(q_, {n, c.n_heads, c.head_dim}));
+  RETURN_IF_ERROR(take(k_, {n, c.n_kv_heads, c.head_dim}));
+  RETURN_IF_ERROR(take(v_, {n, c.n_kv_heads, c.head_dim}));
+  RETURN_IF_ERROR(take(attn_, {n, c.n_heads, c.head_dim}));
+  RETURN_IF_ERROR(take(gate_, {n, c.hidden_dim}));
+  RETURN_IF_ERROR(take(up_, {n, c.hidden_dim}));
+  RETURN_IF_ERROR(take(logits_, {n, c.vocab_size}));
   inputs_.reserve(block, slots);
+  if (device_) {
+    // The step's mask and cache update live in the device's memory too,
+    // written once per run; the logits come back into a host copy.
+    RETURN_IF_ERROR(take(mask_, {n, slots + n}));
+    RETURN_IF_ERROR(take(keep_, {slots}));
+    RETURN_IF_ERROR(take(insert_, {slots, n}));
+    logits_host_.resize(static_cast<std::size_t>(n * c.vocab_size));
+  } else {
+    mask_ = f32(inputs_.mask.data(), {n, slots + n});
+    keep_ = f32(inputs_.keep.data(), {slots});
+    insert_ = f32(inputs_.insert.data(), {slots, n});
+  }
   // Attention once over an all-hidden mask (zeros out, nothing read): the
   // backend sizes its scratch for these shapes now, so run() allocates nothing.
   std::fill(inputs_.mask.begin(), inputs_.mask.end(), -std::numeric_limits<float>::infinity());
-  ASSIGN_OR_RETURN(std::unique_ptr<Buffer> dummy_cache,
-                   backend_.allocate(static_cast<std::size_t>(slots) * kv_width * sizeof(float)));
-  const auto blk = static_cast<int64_t>(block);
-  ASSIGN_OR_RETURN(float* dummy, host_floats(*dummy_cache, backend_));
-  const Tensor cache = f32(dummy, {c.n_kv_heads, slots, c.head_dim});
+  RETURN_IF_ERROR(upload_inputs());
+  Tensor cache;
+  RETURN_IF_ERROR(take(cache, {c.n_kv_heads, slots, c.head_dim}));
   MaskedAttentionParams warm;
-  warm.q = f32(q_, {blk, c.n_heads, c.head_dim});
+  warm.q = q_;
   warm.cache_k = cache;
   warm.cache_v = cache;
-  warm.batch_k = f32(k_, {blk, c.n_kv_heads, c.head_dim});
-  warm.batch_v = f32(v_, {blk, c.n_kv_heads, c.head_dim});
-  warm.mask = f32(inputs_.mask.data(), {blk, slots + blk});
-  warm.out = f32(attn_, {blk, c.n_heads, c.head_dim});
+  warm.batch_k = k_;
+  warm.batch_v = v_;
+  warm.mask = mask_;
+  warm.out = attn_;
   backend_.masked_attention(warm);
   // Likewise RoPE's table for this head size (zeros rotated at position 0).
-  std::fill_n(q_, static_cast<std::size_t>(blk) * q_width, 0.0f);
+  const std::vector<float> zeros(static_cast<std::size_t>(q_.elements()), 0.0f);
+  RETURN_IF_ERROR(backend_.write(q_, std::as_bytes(std::span(zeros))));
   for (const LayerSpec& spec : specs_)
     backend_.rope(warm.q, inputs_.positions, layer_rope(c, model_.weights, spec));
+  RETURN_IF_ERROR(backend_.synchronize());
+  buffers_.pop_back();  // the warm-up cache
   return ok_status();
 }
 
+Status FixedShapeStep::upload_inputs() {
+  if (!device_) return ok_status();
+  RETURN_IF_ERROR(backend_.write(mask_, std::as_bytes(std::span(inputs_.mask))));
+  RETURN_IF_ERROR(backend_.write(keep_, std::as_bytes(std::span(inputs_.keep))));
+  return backend_.write(insert_, std::as_bytes(std::span(inputs_.insert)));
+}
+
 Status FixedShapeStep::attend(CheckedCacheStore& cache, SequenceId seq, int layer) {
-  const ModelConfig& c = model_.config;
-  const int64_t n = inputs_.block;
   ASSIGN_OR_RETURN(const DenseLayerKV dense, cache.dense_layer(seq, layer));
   MaskedAttentionParams params;
-  params.q = f32(q_, {n, c.n_heads, c.head_dim});
+  params.q = q_;
   params.cache_k = dense.k;
   params.cache_v = dense.v;
-  params.batch_k = f32(k_, {n, c.n_kv_heads, c.head_dim});
-  params.batch_v = f32(v_, {n, c.n_kv_heads, c.head_dim});
-  params.mask = f32(inputs_.mask.data(), {n, inputs_.slots + n});
-  params.out = f32(attn_, {n, c.n_heads, c.head_dim});
+  params.batch_k = k_;
+  params.batch_v = v_;
+  params.mask = mask_;
+  params.out = attn_;
   backend_.masked_attention(params);
-  const Tensor keep = f32(inputs_.keep.data(), {inputs_.slots});
-  const Tensor insert = f32(inputs_.insert.data(), {inputs_.slots, n});
-  backend_.cache_update(dense.k, keep, insert, params.batch_k);
-  backend_.cache_update(dense.v, keep, insert, params.batch_v);
+  backend_.cache_update(dense.k, keep_, insert_, params.batch_k);
+  backend_.cache_update(dense.v, keep_, insert_, params.batch_v);
   return ok_status();
 }
 
@@ -125,41 +141,48 @@ Result<std::span<const float>> FixedShapeStep::run(CheckedCacheStore& cache, con
   RETURN_IF_ERROR(build_fixed_step_inputs(batch, info.stored,
                                           c.mask_token_id >= 0 ? c.mask_token_id : 0, inputs_));
 
+  RETURN_IF_ERROR(upload_inputs());
+
   const int64_t n = inputs_.block;
-  const Tensor x = f32(x_, {n, c.dim});
-  const Tensor xb = f32(xb_, {n, c.dim});
   const int64_t q_width = static_cast<int64_t>(c.n_heads) * c.head_dim;
   LayerActivations act;
-  act.x = x;
-  act.xb = xb;
-  act.q = f32(q_, {n, c.n_heads, c.head_dim});
-  act.k = f32(k_, {n, c.n_kv_heads, c.head_dim});
-  act.v = f32(v_, {n, c.n_kv_heads, c.head_dim});
-  act.gate = f32(gate_, {n, c.hidden_dim});
-  act.up = f32(up_, {n, c.hidden_dim});
-  backend_.embedding(w.token_embedding, inputs_.tokens, x);
-  if (c.embedding_scale != 1.0f) backend_.scale(x, c.embedding_scale, x);
+  act.x = x_;
+  act.xb = xb_;
+  act.q = q_;
+  act.k = k_;
+  act.v = v_;
+  act.gate = gate_;
+  act.up = up_;
+  backend_.embedding(w.token_embedding, inputs_.tokens, x_);
+  if (c.embedding_scale != 1.0f) backend_.scale(x_, c.embedding_scale, x_);
   for (int l = 0; l < c.n_layers; ++l) {
     const auto layer = static_cast<std::size_t>(l);
     const LayerWeights& lw = w.layers[layer];
     attention_inputs(backend_, c, specs_[layer], layer_rope(c, w, specs_[layer]), lw, act,
                      inputs_.positions, true);
     RETURN_IF_ERROR(attend(cache, seq, l));
-    attention_output(backend_, c, specs_[layer], lw, f32(attn_, {n, q_width}), act);
+    attention_output(backend_, c, specs_[layer], lw, attn_.reshaped({n, q_width}), act);
     feed_forward_block(backend_, c, specs_[layer], lw, act);
   }
-  backend_.rms_norm(x, w.output_norm, c.rms_eps, xb);
-  backend_.matmul(xb, w.output, f32(logits_, {n, c.vocab_size}));
+  backend_.rms_norm(x_, w.output_norm, c.rms_eps, xb_);
+  backend_.matmul(xb_, w.output, logits_);
+  const float* logits = logits_.f32();
+  if (device_) {
+    // The host waits here, once, for the step's logits.
+    RETURN_IF_ERROR(backend_.synchronize());
+    RETURN_IF_ERROR(backend_.read(logits_, std::as_writable_bytes(std::span(logits_host_))));
+    logits = logits_host_.data();
+  }
   const std::size_t real =
       static_cast<std::size_t>(inputs_.real_tokens) * static_cast<std::size_t>(c.vocab_size);
   for (std::size_t i = 0; i < real; ++i)
-    if (!std::isfinite(logits_[i]))
+    if (!std::isfinite(logits[i]))
       return data_loss("the fixed-shape step of " + model_.path + " produced a non-finite logit");
   // The slots written in place become the sequence's entries.
   if (!inputs_.written_positions.empty())
     RETURN_IF_ERROR(cache.append_in_place(seq, inputs_.written_positions));
   return std::span<const float>(
-      logits_, static_cast<std::size_t>(n) * static_cast<std::size_t>(c.vocab_size));
+      logits, static_cast<std::size_t>(n) * static_cast<std::size_t>(c.vocab_size));
 }
 
 }  // namespace tessera

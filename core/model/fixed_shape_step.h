@@ -17,8 +17,11 @@
 // a denoise step (nothing written) and a commit step (the block written) are
 // the same function. Everything is allocated by create(), which also runs the
 // attention once over an all-hidden mask so the backend sizes its scratch;
-// run() allocates nothing. It needs a store that keeps a sequence as a dense f32 tensor
-// (cache.plugin = "static" with the identity codec) and keys stored rotated.
+// run() allocates nothing. On a device backend the activations, the mask and
+// keep/insert live in its memory (written once per run), the cache is the
+// static store's device tensor, and the host reads the logits once. It needs a store that keeps a
+// sequence as a dense f32 tensor (cache.plugin = "static" with the identity codec) and keys stored
+// rotated.
 #pragma once
 
 #include <memory>
@@ -56,22 +59,22 @@ class FixedShapeStep {
   Status allocate(int block, int64_t slots);
   // The layer's attention and cache update over the sequence's dense tensors.
   Status attend(CheckedCacheStore& cache, SequenceId seq, int layer);
+  // The mask, keep and insert of inputs_ into the device's memory (a no-op
+  // on the host, where the tensors are inputs_' own vectors).
+  Status upload_inputs();
 
   const LoadedModel& model_;
   Backend& backend_;
   FixedStepInputs inputs_;
   std::vector<LayerSpec> specs_;  // what each layer does
   std::vector<std::unique_ptr<Buffer>> buffers_;
-  // [block, ...] activations, allocated once.
-  float* x_ = nullptr;
-  float* xb_ = nullptr;
-  float* q_ = nullptr;
-  float* k_ = nullptr;
-  float* v_ = nullptr;
-  float* attn_ = nullptr;
-  float* gate_ = nullptr;
-  float* up_ = nullptr;
-  float* logits_ = nullptr;
+  // [block, ...] activations in the backend's memory, allocated once.
+  bool device_ = false;
+  Tensor x_, xb_, q_, k_, v_, attn_, gate_, up_, logits_;
+  // The step's inputs as the ops read them: inputs_' vectors on the host, a
+  // device's copies of them.
+  Tensor mask_, keep_, insert_;
+  std::vector<float> logits_host_;  // device memory only
 };
 
 }  // namespace tessera

@@ -204,6 +204,44 @@ TEST_P(BackendModels, SpeculativeGreedyEqualsPlainOnTheBackend) {
   }
 }
 
+// Block diffusion (tok512-sdar-1m) on the backend, through the transformer
+// and through the fixed-shape step (its mask, keep/insert and activations in
+// the backend's memory, the static store's device tensor updated in place):
+// the CPU's tokens, with the same denoise and commit forwards.
+TEST_P(BackendModels, BlockDiffusionMatchesTheCpu) {
+  const std::string model = kSharedModels + "tok512-sdar-1m.gguf";
+  for (const char* fixed : {"false", "true"}) {
+    const std::string extra = std::string(
+                                  "[decode]\nproposer = \"none\"\nverifier = \"block_diffusion\"\n"
+                                  "denoise_steps = 4\nunmask = \"threshold\"\nthreshold = 0.9\n"
+                                  "max_batch = 4\nfixed_shape = ") +
+                              fixed + "\n";
+    SCOPED_TRACE(std::string("fixed_shape = ") + fixed);
+    std::vector<std::vector<int32_t>> tokens;
+    std::vector<DecodeCounters> counters;
+    for (const std::string& backend : {std::string("cpu"), GetParam()}) {
+      auto engine = engine_on(backend, model, extra);
+      ASSERT_TRUE(engine.ok()) << engine.status().to_string();
+      GenerationRequest request;
+      request.prompt = excerpt(**engine, 8);
+      request.max_new_tokens = 48;
+      request.stop_at_eos = false;
+      std::vector<int32_t> out;
+      auto stats = (*engine)->generate(request, [&](int32_t token, int) {
+        out.push_back(token);
+        return true;
+      });
+      ASSERT_TRUE(stats.ok()) << backend << ": " << stats.status().to_string();
+      tokens.push_back(out);
+      counters.push_back(stats->decode);
+    }
+    EXPECT_EQ(tokens[0], tokens[1]);
+    EXPECT_EQ(counters[0].denoise_forwards, counters[1].denoise_forwards);
+    EXPECT_EQ(counters[0].commit_forwards, counters[1].commit_forwards);
+    EXPECT_GT(counters[1].denoise_forwards, 0);
+  }
+}
+
 // (On paged, the batched branches fork the prompt's blocks and copy one on
 // its first write: Backend::copy on a device.)
 TEST_P(BackendModels, BimBranchesEqualBatchedOnTheBackend) {
