@@ -1,6 +1,7 @@
 // tessera generate: stream text from the configured pipeline.
 #include <cstdio>
 #include <iostream>
+#include <string>
 
 #include "apps/tessera/chat_prompt.h"
 #include "apps/tessera/cli_common.h"
@@ -82,6 +83,16 @@ void print_cache_stats(Engine& engine, const GenerationStats& stats) {
   if (engine.cache().group_count() > 1)
     std::fprintf(stderr, "kv layers:  %s (entries: the first group's)\n",
                  engine.cache().describe_groups().c_str());
+  if (const DeviceInfo device = engine.backend().device_info(); !device.host_memory) {
+    const int64_t split = engine.transformer().codec_split_layers();
+    std::fprintf(stderr, "kv memory:  %s%s\n",
+                 engine.cache().kv_in_backend() ? ("on " + device.name).c_str() : "host",
+                 split > 0 ? (", " + std::to_string(split) +
+                              " layer passes split at the codec point (no device kernels for "
+                              "the codec: K/V read back, encoded and decoded on the host)")
+                                 .c_str()
+                           : "");
+  }
 }
 
 // The prompt echoed (unless it is a rendered chat), then the continuation

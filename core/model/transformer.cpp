@@ -543,6 +543,7 @@ Status Transformer::run_layer(CheckedCacheStore& cache, int l, const ForwardOpti
   const bool keys_before_rope = cache.stored_keys() == StoredKeys::kBeforeRope;
   const RopeSpec rope = layer_rope(rope_freqs_, spec);
   attention_inputs(backend_, c, spec, rope, lw, act, chunk.positions, !keys_before_rope);
+  if (device_ && !codec.stores_raw_f32()) ++codec_split_layers_;
   ASSIGN_OR_RETURN(params.batch_k,
                    batch_through_codec(codec, act.k, k_seen_, vectors, geometry.vector_width()));
   ASSIGN_OR_RETURN(params.batch_v,

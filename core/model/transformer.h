@@ -118,6 +118,10 @@ class Transformer {
   int max_batch() const { return max_batch_; }
   // Bytes of the activation scratch taken at create() (ABI 3.2).
   std::size_t scratch_bytes() const { return scratch_bytes_; }
+  // Layer passes split at the codec point since creation: on a device
+  // backend, a codec without device kernels has each layer's batch K/V read
+  // back, encoded and decoded on the host, and written again (docs/backends.md).
+  int64_t codec_split_layers() const { return codec_split_layers_; }
 
  private:
   Transformer(const LoadedModel& model, Backend& backend, int max_batch);
@@ -174,6 +178,7 @@ class Transformer {
   std::vector<LayerSpec> specs_;  // what each layer does (layer_specs())
   std::vector<std::unique_ptr<Buffer>> buffers_;
   std::size_t scratch_bytes_ = 0;
+  int64_t codec_split_layers_ = 0;
   // Scratch, each sized for max_batch tokens, in the backend's activation
   // memory: `host` is null when that is device memory (device_).
   struct Scratch {
