@@ -797,6 +797,19 @@ Status VulkanBackend::record_matmul(const Tensor& x, const Tensor& w, const Tens
   const int64_t per_piece = static_cast<int64_t>(
       std::max<uint64_t>(1, (max_binding_ - slack - last_row) / row_bytes + 1));
   constexpr int64_t kTile = 8;  // tokens per workgroup (the shaders' TILE)
+  constexpr int64_t kRowsPerGroup = 64;  // rows per workgroup in the per-row modes (RPW)
+  // CPU devices (lavapipe) run the per-row modes where rows are long
+  // (k >= kPerRowMinK): one invocation per weight row, one token per
+  // workgroup for a single token, TILE otherwise. The choice depends on w
+  // alone, so an output's summation order never depends on n. (Short rows
+  // keep the cooperative mode: the tiny models' results stay as they were;
+  // a q8_0 stories260K's perplexity against the CPU's moves by 2e-4 with the
+  // f16 rows' order, through the activations' 8-bit rounding.)
+  constexpr int64_t kPerRowMinK = 192;
+  const bool per_row =
+      device_->physical().type == VK_PHYSICAL_DEVICE_TYPE_CPU && k >= kPerRowMinK;
+  const int64_t tokens_per_group = per_row && n == 1 ? 1 : kTile;
+  const int32_t mode = per_row ? (n == 1 ? 1 : 2) : 0;
   for (int64_t r0 = 0; r0 < m; r0 += per_piece) {
     const int64_t rows = std::min(per_piece, m - r0);
     const uint64_t start = w.offset + static_cast<uint64_t>(r0) * row_bytes;
@@ -804,13 +817,17 @@ Status VulkanBackend::record_matmul(const Tensor& x, const Tensor& w, const Tens
     Bound piece;
     piece.binding = {buffer.value()->handle(), aligned,
                      (start - aligned + (rows - 1) * row_bytes + last_row + 3) / 4 * 4};
-    const uint64_t groups = static_cast<uint64_t>(rows) * ((n + kTile - 1) / kTile);
+    const uint64_t row_groups =
+        per_row ? static_cast<uint64_t>((rows + kRowsPerGroup - 1) / kRowsPerGroup)
+                : static_cast<uint64_t>(rows);
+    const uint64_t groups =
+        row_groups * static_cast<uint64_t>((n + tokens_per_group - 1) / tokens_per_group);
     if (quantised) {
       const MatmulQuantPush push{u32(n),           u32(k),
                                  u32(rows),        u32(r0),
                                  u32(row_bytes),   u32(start - aligned),
                                  bo.value().first, u32(out.stride[0])};
-      RETURN_IF_ERROR(dispatch(Shader::kMatmulQuant, static_cast<int32_t>(w.dtype),
+      RETURN_IF_ERROR(dispatch(Shader::kMatmulQuant, static_cast<int32_t>(w.dtype) + 16 * mode,
                                {codes, scales, sums, piece, bo.value()}, push, groups));
     } else {
       const MatmulFloatPush push{u32(n),           u32(k),
@@ -818,8 +835,13 @@ Status VulkanBackend::record_matmul(const Tensor& x, const Tensor& w, const Tens
                                  u32(row_bytes),   u32(start - aligned),
                                  bx.value().first, u32(x.stride[0]),
                                  bo.value().first, u32(out.stride[0])};
-      RETURN_IF_ERROR(dispatch(Shader::kMatmulFloat, static_cast<int32_t>(w.dtype),
-                               {bx.value(), piece, bo.value()}, push, groups));
+      // Rows at whole words, k even: the per-row modes read two 16-bit
+      // weights per word.
+      const bool word_rows = row_bytes % 4 == 0 && (start - aligned) % 4 == 0 && k % 2 == 0;
+      const int32_t variant =
+          static_cast<int32_t>(w.dtype) + 16 * mode + (per_row && word_rows ? 256 : 0);
+      RETURN_IF_ERROR(dispatch(Shader::kMatmulFloat, variant, {bx.value(), piece, bo.value()},
+                               push, groups));
     }
   }
   return ok_status();
