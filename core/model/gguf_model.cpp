@@ -308,94 +308,89 @@ Result<Vocabulary> load_gguf_vocabulary(const GgufFile& gguf) {
   return vocab;
 }
 
-Result<LoadedModel> load_gguf_model(const GgufFile& gguf) {
-  LoadedModel m;
-  m.path = gguf.path();
-  m.format = "gguf";
-  m.file = gguf.file();
-  for (const GgufKeyValue& kv : gguf.metadata())
-    m.metadata.emplace_back(kv.key, kv.value.to_string());
+namespace {
 
-  ASSIGN_OR_RETURN(m.config, read_config(gguf));
-  ModelConfig& c = m.config;
-
-  // The vocabulary size is whatever token_embd holds: [vocab, dim].
+// The vocabulary size is whatever token_embd holds: [vocab, dim].
+Status read_vocab_size(const GgufFile& gguf, ModelConfig& c) {
   const GgufTensorInfo* embd = gguf.find_tensor("token_embd.weight");
   const std::string embd_shape = "[vocab, " + std::to_string(c.dim) + "]";
   if (embd == nullptr) return missing_tensor(gguf, "token_embd.weight", embd_shape);
   if (embd->n_dims != 2 || embd->ne[0] != c.dim ||
       embd->ne[1] > std::numeric_limits<int32_t>::max())
-    return data_loss(m.path + ": tensor 'token_embd.weight' has shape " + embd->shape_string() +
-                     ", expected " + embd_shape);
+    return data_loss(gguf.path() + ": tensor 'token_embd.weight' has shape " +
+                     embd->shape_string() + ", expected " + embd_shape);
   c.vocab_size = static_cast<int>(embd->ne[1]);
+  return ok_status();
+}
+
+// Layer l's weights, checked against the config; what the file holds decides
+// spec.qkv_bias, the architecture the optional norms.
+Status load_layer(const GgufFile& gguf, const ModelConfig& c, int l, LayerWeights& L,
+                  LayerSpec& spec) {
   const int64_t dim = c.dim;
   const int64_t q_dim = static_cast<int64_t>(c.n_heads) * c.head_dim;
   const int64_t kv_dim = static_cast<int64_t>(c.n_kv_heads) * c.head_dim;
   const int64_t hidden = c.hidden_dim;
-  const int64_t vocab = c.vocab_size;
-
-  ModelWeights& w = m.weights;
-  ASSIGN_OR_RETURN(w.token_embedding,
-                   expect_tensor(gguf, "token_embd.weight", {vocab, dim}, "[vocab, dim]"));
-  w.layers.resize(static_cast<std::size_t>(c.n_layers));
   const int64_t head_dim = c.head_dim;
-  for (int l = 0; l < c.n_layers; ++l) {
-    LayerWeights& L = w.layers[static_cast<std::size_t>(l)];
-    LayerSpec& spec = c.layers[static_cast<std::size_t>(l)];
-    const std::string blk = "blk." + std::to_string(l) + ".";
-    const auto f32_tensor = [&](const std::string& name, Result<Tensor> t) -> Result<Tensor> {
-      if (!t.ok()) return t.status();
-      return expect_f32(gguf, name, *t);
-    };
-    ASSIGN_OR_RETURN(L.attn_norm, expect_tensor(gguf, blk + "attn_norm.weight", {dim}, "[dim]"));
-    ASSIGN_OR_RETURN(L.wq, expect_tensor(gguf, blk + "attn_q.weight", {q_dim, dim},
-                                         "[n_heads * head_dim, dim]"));
-    ASSIGN_OR_RETURN(L.wk, expect_tensor(gguf, blk + "attn_k.weight", {kv_dim, dim},
-                                         "[n_kv_heads * head_dim, dim]"));
-    ASSIGN_OR_RETURN(L.wv, expect_tensor(gguf, blk + "attn_v.weight", {kv_dim, dim},
-                                         "[n_kv_heads * head_dim, dim]"));
-    ASSIGN_OR_RETURN(L.wo, expect_tensor(gguf, blk + "attn_output.weight", {dim, q_dim},
-                                         "[dim, n_heads * head_dim]"));
-    ASSIGN_OR_RETURN(L.ffn_norm, expect_tensor(gguf, blk + "ffn_norm.weight", {dim}, "[dim]"));
-    ASSIGN_OR_RETURN(
-        L.w1, expect_tensor(gguf, blk + "ffn_gate.weight", {hidden, dim}, "[hidden_dim, dim]"));
-    ASSIGN_OR_RETURN(
-        L.w2, expect_tensor(gguf, blk + "ffn_down.weight", {dim, hidden}, "[dim, hidden_dim]"));
-    ASSIGN_OR_RETURN(
-        L.w3, expect_tensor(gguf, blk + "ffn_up.weight", {hidden, dim}, "[hidden_dim, dim]"));
-    // q/k/v biases: optional for every architecture, as in llama.cpp (qwen2 has them).
-    const std::string bq = blk + "attn_q.bias", bk = blk + "attn_k.bias", bv = blk + "attn_v.bias";
-    ASSIGN_OR_RETURN(L.bq,
-                     f32_tensor(bq, optional_tensor(gguf, bq, {q_dim}, "[n_heads * head_dim]")));
-    ASSIGN_OR_RETURN(
-        L.bk, f32_tensor(bk, optional_tensor(gguf, bk, {kv_dim}, "[n_kv_heads * head_dim]")));
-    ASSIGN_OR_RETURN(
-        L.bv, f32_tensor(bv, optional_tensor(gguf, bv, {kv_dim}, "[n_kv_heads * head_dim]")));
-    const int biases = (L.bq.data != nullptr) + (L.bk.data != nullptr) + (L.bv.data != nullptr);
-    if (biases != 0 && biases != 3)
-      return data_loss(m.path + ": layer " + std::to_string(l) +
-                       " has some of attn_q.bias, attn_k.bias and attn_v.bias but not all three");
-    spec.qkv_bias = biases == 3;
-    if (spec.qk_norm) {
-      const std::string qn = blk + "attn_q_norm.weight", kn = blk + "attn_k_norm.weight";
-      ASSIGN_OR_RETURN(L.q_norm, f32_tensor(qn, expect_tensor(gguf, qn, {head_dim}, "[head_dim]")));
-      ASSIGN_OR_RETURN(L.k_norm, f32_tensor(kn, expect_tensor(gguf, kn, {head_dim}, "[head_dim]")));
-    }
-    if (spec.post_attention_norm) {
-      const std::string name = blk + "post_attention_norm.weight";
-      ASSIGN_OR_RETURN(L.post_attn_norm,
-                       f32_tensor(name, expect_tensor(gguf, name, {dim}, "[dim]")));
-    }
-    if (spec.post_ffn_norm) {
-      const std::string name = blk + "post_ffw_norm.weight";
-      ASSIGN_OR_RETURN(L.post_ffn_norm,
-                       f32_tensor(name, expect_tensor(gguf, name, {dim}, "[dim]")));
-    }
+  const std::string blk = "blk." + std::to_string(l) + ".";
+  const auto f32_tensor = [&](const std::string& name, Result<Tensor> t) -> Result<Tensor> {
+    if (!t.ok()) return t.status();
+    return expect_f32(gguf, name, *t);
+  };
+  ASSIGN_OR_RETURN(L.attn_norm, expect_tensor(gguf, blk + "attn_norm.weight", {dim}, "[dim]"));
+  ASSIGN_OR_RETURN(
+      L.wq, expect_tensor(gguf, blk + "attn_q.weight", {q_dim, dim}, "[n_heads * head_dim, dim]"));
+  ASSIGN_OR_RETURN(L.wk, expect_tensor(gguf, blk + "attn_k.weight", {kv_dim, dim},
+                                       "[n_kv_heads * head_dim, dim]"));
+  ASSIGN_OR_RETURN(L.wv, expect_tensor(gguf, blk + "attn_v.weight", {kv_dim, dim},
+                                       "[n_kv_heads * head_dim, dim]"));
+  ASSIGN_OR_RETURN(L.wo, expect_tensor(gguf, blk + "attn_output.weight", {dim, q_dim},
+                                       "[dim, n_heads * head_dim]"));
+  ASSIGN_OR_RETURN(L.ffn_norm, expect_tensor(gguf, blk + "ffn_norm.weight", {dim}, "[dim]"));
+  ASSIGN_OR_RETURN(
+      L.w1, expect_tensor(gguf, blk + "ffn_gate.weight", {hidden, dim}, "[hidden_dim, dim]"));
+  ASSIGN_OR_RETURN(
+      L.w2, expect_tensor(gguf, blk + "ffn_down.weight", {dim, hidden}, "[dim, hidden_dim]"));
+  ASSIGN_OR_RETURN(L.w3,
+                   expect_tensor(gguf, blk + "ffn_up.weight", {hidden, dim}, "[hidden_dim, dim]"));
+  // q/k/v biases: optional for every architecture, as in llama.cpp (qwen2 has them).
+  const std::string bq = blk + "attn_q.bias", bk = blk + "attn_k.bias", bv = blk + "attn_v.bias";
+  ASSIGN_OR_RETURN(L.bq,
+                   f32_tensor(bq, optional_tensor(gguf, bq, {q_dim}, "[n_heads * head_dim]")));
+  ASSIGN_OR_RETURN(L.bk,
+                   f32_tensor(bk, optional_tensor(gguf, bk, {kv_dim}, "[n_kv_heads * head_dim]")));
+  ASSIGN_OR_RETURN(L.bv,
+                   f32_tensor(bv, optional_tensor(gguf, bv, {kv_dim}, "[n_kv_heads * head_dim]")));
+  const int biases = (L.bq.data != nullptr) + (L.bk.data != nullptr) + (L.bv.data != nullptr);
+  if (biases != 0 && biases != 3)
+    return data_loss(gguf.path() + ": layer " + std::to_string(l) +
+                     " has some of attn_q.bias, attn_k.bias and attn_v.bias but not all three");
+  spec.qkv_bias = biases == 3;
+  if (spec.qk_norm) {
+    const std::string qn = blk + "attn_q_norm.weight", kn = blk + "attn_k_norm.weight";
+    ASSIGN_OR_RETURN(L.q_norm, f32_tensor(qn, expect_tensor(gguf, qn, {head_dim}, "[head_dim]")));
+    ASSIGN_OR_RETURN(L.k_norm, f32_tensor(kn, expect_tensor(gguf, kn, {head_dim}, "[head_dim]")));
   }
-  // Llama 3's RoPE frequency factors: one tensor for every layer (llama.cpp
-  // duplicates blk.0's), [head_dim / 2].
+  if (spec.post_attention_norm) {
+    const std::string name = blk + "post_attention_norm.weight";
+    ASSIGN_OR_RETURN(L.post_attn_norm, f32_tensor(name, expect_tensor(gguf, name, {dim}, "[dim]")));
+  }
+  if (spec.post_ffn_norm) {
+    const std::string name = blk + "post_ffw_norm.weight";
+    ASSIGN_OR_RETURN(L.post_ffn_norm, f32_tensor(name, expect_tensor(gguf, name, {dim}, "[dim]")));
+  }
+  return ok_status();
+}
+
+// The weights after the layers: Llama 3's RoPE factors, the final norm and
+// the classifier (tied to the embedding when absent).
+Status load_head_weights(const GgufFile& gguf, ModelConfig& c, ModelWeights& w) {
+  const int64_t dim = c.dim;
+  const int64_t vocab = c.vocab_size;
+  // Llama 3's RoPE factors: one tensor for every layer (llama.cpp duplicates blk.0's), [head_dim /
+  // 2].
   if (find_architecture(c.architecture)->rope_freqs) {
-    ASSIGN_OR_RETURN(w.rope_freqs, f32_tensor_or_empty(gguf, "rope_freqs.weight", head_dim / 2));
+    ASSIGN_OR_RETURN(w.rope_freqs, f32_tensor_or_empty(gguf, "rope_freqs.weight", c.head_dim / 2));
     if (w.rope_freqs.data != nullptr)
       for (LayerSpec& spec : c.layers) spec.rope_freq_factors = true;
   }
@@ -406,7 +401,41 @@ Result<LoadedModel> load_gguf_model(const GgufFile& gguf) {
   } else {
     w.output = w.token_embedding;  // tied classifier
   }
+  return ok_status();
+}
 
+// Tensors of a type the runtime cannot load are none of the expected ones
+// (those were checked already); TensorInfo cannot describe them, so they are
+// left out (`tessera inspect` reads GgufFile directly).
+std::vector<TensorInfo> describe_tensors(const GgufFile& gguf) {
+  std::vector<TensorInfo> out;
+  for (const GgufTensorInfo& t : gguf.tensors()) {
+    const auto dtype = ggml_type_to_dtype(t.type);
+    if (!dtype) continue;
+    out.push_back(TensorInfo{t.name, *dtype, t.shape(), t.file_offset});
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<LoadedModel> load_gguf_model(const GgufFile& gguf) {
+  LoadedModel m;
+  m.path = gguf.path();
+  m.format = "gguf";
+  m.file = gguf.file();
+  for (const GgufKeyValue& kv : gguf.metadata())
+    m.metadata.emplace_back(kv.key, kv.value.to_string());
+  ASSIGN_OR_RETURN(m.config, read_config(gguf));
+  ModelConfig& c = m.config;
+  RETURN_IF_ERROR(read_vocab_size(gguf, c));
+  ASSIGN_OR_RETURN(m.weights.token_embedding,
+                   expect_tensor(gguf, "token_embd.weight", {c.vocab_size, c.dim}, "[vocab, dim]"));
+  m.weights.layers.resize(static_cast<std::size_t>(c.n_layers));
+  for (int l = 0; l < c.n_layers; ++l)
+    RETURN_IF_ERROR(load_layer(gguf, c, l, m.weights.layers[static_cast<std::size_t>(l)],
+                               c.layers[static_cast<std::size_t>(l)]));
+  RETURN_IF_ERROR(load_head_weights(gguf, c, m.weights));
   if (c.block_diffusion() && c.mask_token_id >= c.vocab_size)
     return data_loss(m.path + ": diffusion.mask_token_id " + std::to_string(c.mask_token_id) +
                      " is not a token of the model's " + std::to_string(c.vocab_size) +
@@ -415,15 +444,7 @@ Result<LoadedModel> load_gguf_model(const GgufFile& gguf) {
   if (m.vocab.size() != c.vocab_size)
     return data_loss(m.path + ": the vocabulary has " + std::to_string(m.vocab.size()) +
                      " tokens but token_embd.weight has " + std::to_string(c.vocab_size) + " rows");
-
-  // Tensors of a type the runtime cannot load are none of the expected ones
-  // (those were checked above); TensorInfo cannot describe them, so they are
-  // left out here (`tessera inspect` reads GgufFile directly).
-  for (const GgufTensorInfo& t : gguf.tensors()) {
-    const auto dtype = ggml_type_to_dtype(t.type);
-    if (!dtype) continue;
-    m.tensors.push_back(TensorInfo{t.name, *dtype, t.shape(), t.file_offset});
-  }
+  m.tensors = describe_tensors(gguf);
   return m;
 }
 
