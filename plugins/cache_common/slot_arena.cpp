@@ -153,6 +153,39 @@ Status SlotArena::write(const CodecLayout& layout, const Tensor& k, const Tensor
   return ok_status();
 }
 
+Status SlotArena::write_rows(const CodecLayout& layout, const Tensor& k, const Tensor& v,
+                             int64_t first_row, int64_t count, int64_t first_slot,
+                             std::span<const int32_t> positions,
+                             std::span<const BranchId> branches) {
+  const auto branch = [&](int64_t i) {
+    return branches.empty() ? BranchId{0} : branches[static_cast<std::size_t>(i)];
+  };
+  if (device_ == nullptr || count == 1) {
+    for (int64_t i = 0; i < count; ++i)
+      RETURN_IF_ERROR(write(layout, k, v, first_row + i, first_slot + i,
+                            positions[static_cast<std::size_t>(i)], branch(i)));
+    return ok_status();
+  }
+  const CacheGeometry& g = layout.geometry();
+  const int64_t width = g.vector_width();
+  const int64_t layer_stride = 2 * layout.vectors_per_token() * slots_ * width;
+  const int64_t head_stride = g.heads_per_vector == 1 ? slots_ * g.head_dim : g.head_dim;
+  const Tensor* kv_in[2] = {&k, &v};
+  for (int kv = 0; kv < 2; ++kv) {
+    const Tensor& t = *kv_in[kv];
+    // [layers, count, kv_heads, head_dim]: the run's rows -> its slots.
+    const Tensor src = t.view(first_row * t.stride[1], {g.layers, count, g.kv_heads, g.head_dim},
+                              {t.stride[0], t.stride[1], t.stride[2], 1});
+    const Tensor dst =
+        floats(vector_offset(layout, 0, kv, 0, first_slot),
+               {g.layers, count, g.kv_heads, g.head_dim}, {layer_stride, width, head_stride, 1});
+    RETURN_IF_ERROR(device_->copy(src, dst));
+  }
+  for (int64_t i = 0; i < count; ++i)
+    set_meta(first_slot + i, positions[static_cast<std::size_t>(i)], branch(i));
+  return ok_status();
+}
+
 Result<std::size_t> SlotArena::copy_slot(const CodecLayout& layout, int64_t from,
                                          SlotArena& destination, int64_t to) const {
   const CacheGeometry& g = layout.geometry();

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 
 #include "core/backend/buffer.h"
 #include "core/cache/kv_view.h"
@@ -79,6 +80,14 @@ class SlotArena {
   // the copy is an error (nothing is written then).
   Status write(const CodecLayout& layout, const Tensor& k, const Tensor& v, int64_t row,
                int64_t slot, int32_t position, BranchId branch = 0);
+  // Rows [first_row, first_row + count) of k and v into slots [first_slot,
+  // first_slot + count), at `positions` (count of them) and `branches`
+  // (count, or empty: all 0). One strided copy for K and one for V on a
+  // device arena (a run of rows costs what one row does); write() per row
+  // on the host.
+  Status write_rows(const CodecLayout& layout, const Tensor& k, const Tensor& v, int64_t first_row,
+                    int64_t count, int64_t first_slot, std::span<const int32_t> positions,
+                    std::span<const BranchId> branches);
   // Slot `to` of `destination` (in the same memory: host, or the same
   // device) becomes a copy of slot `from` of this arena (K, V of every layer,
   // the position and the branch). The two may be the same arena. Returns the

@@ -175,17 +175,26 @@ Status PagedCacheStore::append(SequenceId seq, std::span<const int32_t> position
   RETURN_IF_ERROR(ensure_free(beyond_promise));
   if (copies) RETURN_IF_ERROR(own_block(*s, static_cast<int64_t>(s->table.size()) - 1));
   for (int64_t b = 0; b < fresh; ++b) s->table.push_back(take_block(*s));
-  for (int64_t i = 0; i < n; ++i) {
+  // Block by block: the rows that land in one block are one write_rows.
+  for (int64_t i = 0; i < n;) {
     const int32_t id = s->table[static_cast<std::size_t>(s->length / block_size_)];
     const int64_t slot = s->length % block_size_;
-    const BranchId branch = branches.empty() ? BranchId{0} : branches[static_cast<std::size_t>(i)];
-    RETURN_IF_ERROR(blocks_[static_cast<std::size_t>(id)].arena.write(
-        layout_, k, v, i, slot, positions[static_cast<std::size_t>(i)], branch));
-    set_written(id, std::max(blocks_[static_cast<std::size_t>(id)].written, slot + 1));
-    s->ordered.push_back(positions[static_cast<std::size_t>(i)]);
-    s->branch_of.push_back(branch);
-    s->any_branch = s->any_branch || branch != 0;
-    ++s->length;
+    const int64_t run = std::min(n - i, block_size_ - slot);
+    const auto at = static_cast<std::size_t>(i);
+    const auto length = static_cast<std::size_t>(run);
+    RETURN_IF_ERROR(blocks_[static_cast<std::size_t>(id)].arena.write_rows(
+        layout_, k, v, i, run, slot, positions.subspan(at, length),
+        branches.empty() ? branches : branches.subspan(at, length)));
+    set_written(id, std::max(blocks_[static_cast<std::size_t>(id)].written, slot + run));
+    for (int64_t r = i; r < i + run; ++r) {
+      const BranchId branch =
+          branches.empty() ? BranchId{0} : branches[static_cast<std::size_t>(r)];
+      s->ordered.push_back(positions[static_cast<std::size_t>(r)]);
+      s->branch_of.push_back(branch);
+      s->any_branch = s->any_branch || branch != 0;
+      ++s->length;
+    }
+    i += run;
   }
   return ok_status();
 }

@@ -98,10 +98,7 @@ Status StaticCacheStore::append(SequenceId seq, std::span<const int32_t> positio
   }
   // k, v: f32 [layers, n, kv_heads, head_dim], head_dim contiguous (checked by
   // CheckedCacheStore); other strides are honoured.
-  for (int64_t i = 0; i < n; ++i)
-    RETURN_IF_ERROR(
-        s->arena.write(layout_, k, v, i, s->length + i, positions[static_cast<std::size_t>(i)],
-                       branches.empty() ? BranchId{0} : branches[static_cast<std::size_t>(i)]));
+  RETURN_IF_ERROR(s->arena.write_rows(layout_, k, v, 0, n, s->length, positions, branches));
   s->length += n;
   set_live(bytes_.live + live_bytes(n));
   return ok_status();
