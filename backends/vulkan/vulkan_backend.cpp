@@ -336,7 +336,8 @@ Status VulkanBackend::copy(const Tensor& src, const Tensor& dst) {
     if (!to.ok()) return to.status().with_context("backend vulkan");
     RETURN_IF_ERROR(within(dst, *to.value(), runs, false));
     for (VkBufferCopy& run : runs) run.dstOffset += dst.offset;
-    return commands_->record_copy_regions(up.value().buffer->handle(), to.value()->handle(), runs);
+    return commands_->record_copy_regions(up.value().buffer->handle(), to.value()->handle(), runs,
+                                          !gathering_);
   }
   auto from = device_buffer("copy: src", src);
   if (!from.ok()) return from.status().with_context("backend vulkan");
@@ -367,7 +368,8 @@ Status VulkanBackend::copy(const Tensor& src, const Tensor& dst) {
   if (!to.ok()) return to.status().with_context("backend vulkan");
   RETURN_IF_ERROR(within(dst, *to.value(), runs, false));
   for (VkBufferCopy& run : runs) run.dstOffset += dst.offset;
-  return commands_->record_copy_regions(from.value()->handle(), to.value()->handle(), runs);
+  return commands_->record_copy_regions(from.value()->handle(), to.value()->handle(), runs,
+                                        !gathering_);
 }
 
 Status VulkanBackend::within(const Tensor& t, const vulkan::VulkanBuffer& buffer,
@@ -796,7 +798,7 @@ Status VulkanBackend::record_matmul(const Tensor& x, const Tensor& w, const Tens
                             std::to_string(max_binding_) + " bytes)");
   const int64_t per_piece = static_cast<int64_t>(
       std::max<uint64_t>(1, (max_binding_ - slack - last_row) / row_bytes + 1));
-  constexpr int64_t kTile = 8;  // tokens per workgroup (the shaders' TILE)
+  constexpr int64_t kTile = 8;           // tokens per workgroup (the shaders' TILE)
   constexpr int64_t kRowsPerGroup = 64;  // rows per workgroup in the per-row modes (RPW)
   // CPU devices (lavapipe) run the per-row modes where rows are long
   // (k >= kPerRowMinK): one invocation per weight row, one token per
@@ -806,8 +808,7 @@ Status VulkanBackend::record_matmul(const Tensor& x, const Tensor& w, const Tens
   // a q8_0 stories260K's perplexity against the CPU's moves by 2e-4 with the
   // f16 rows' order, through the activations' 8-bit rounding.)
   constexpr int64_t kPerRowMinK = 192;
-  const bool per_row =
-      device_->physical().type == VK_PHYSICAL_DEVICE_TYPE_CPU && k >= kPerRowMinK;
+  const bool per_row = device_->physical().type == VK_PHYSICAL_DEVICE_TYPE_CPU && k >= kPerRowMinK;
   const int64_t tokens_per_group = per_row && n == 1 ? 1 : kTile;
   const int32_t mode = per_row ? (n == 1 ? 1 : 2) : 0;
   for (int64_t r0 = 0; r0 < m; r0 += per_piece) {
@@ -840,8 +841,8 @@ Status VulkanBackend::record_matmul(const Tensor& x, const Tensor& w, const Tens
       const bool word_rows = row_bytes % 4 == 0 && (start - aligned) % 4 == 0 && k % 2 == 0;
       const int32_t variant =
           static_cast<int32_t>(w.dtype) + 16 * mode + (per_row && word_rows ? 256 : 0);
-      RETURN_IF_ERROR(dispatch(Shader::kMatmulFloat, variant, {bx.value(), piece, bo.value()},
-                               push, groups));
+      RETURN_IF_ERROR(
+          dispatch(Shader::kMatmulFloat, variant, {bx.value(), piece, bo.value()}, push, groups));
     }
   }
   return ok_status();
@@ -946,6 +947,8 @@ Status VulkanBackend::prepare_device_attention(const AttentionParams& p,
                                              {kv_heads, host_columns, head_dim});
     const Tensor host_v = Tensor::contiguous(const_cast<float*>(gather_.v().data()), DType::kF32,
                                              {kv_heads, host_columns, head_dim});
+    // The runs land in disjoint columns: one barrier after all of them.
+    gathering_ = true;
     for (const vulkan::AttentionGather::Run& run : gather_.runs()) {
       // [kv_heads, count, head_dim] of the source -> the run's columns.
       const auto columns = [&](const Tensor& t) {
@@ -976,9 +979,15 @@ Status VulkanBackend::prepare_device_attention(const AttentionParams& p,
                                {host_columns * head_dim, head_dim, 1});
           break;
       }
-      RETURN_IF_ERROR(copy(from_k, columns(masked.cache_k)));
-      RETURN_IF_ERROR(copy(from_v, columns(masked.cache_v)));
+      Status copied = copy(from_k, columns(masked.cache_k));
+      if (copied.ok()) copied = copy(from_v, columns(masked.cache_v));
+      if (!copied.ok()) {
+        gathering_ = false;
+        return copied;
+      }
     }
+    gathering_ = false;
+    commands_->barrier();
     for (const vulkan::AttentionGather::TurnRun& turned : gather_.turn_runs()) {
       // The run's keys as [count, kv_heads, head_dim] rows, one position each.
       const Tensor keys =

@@ -180,6 +180,9 @@ class VulkanBackend final : public Backend {
   // between submissions.
   std::vector<std::unique_ptr<vulkan::VulkanBuffer>> scratch_;
   std::vector<VkBufferCopy> copy_runs_;  // copy()'s regions
+  // Set while attention gathers: copy() records its copies with no barrier
+  // after each (the gather records one after them all).
+  bool gathering_ = false;
   // Weights adopt_weights uploaded (they live as long as the backend).
   std::vector<std::unique_ptr<vulkan::VulkanBuffer>> weights_;
   // attention's gather (host) and the batch's K/V read back for it.

@@ -154,12 +154,12 @@ Status Commands::record_copy(VkBuffer src, VkDeviceSize src_offset, VkBuffer dst
 }
 
 Status Commands::record_copy_regions(VkBuffer src, VkBuffer dst,
-                                     std::span<const VkBufferCopy> regions) {
+                                     std::span<const VkBufferCopy> regions, bool barrier) {
   if (regions.empty()) return ok_status();
   RETURN_IF_ERROR(begin());
   device_->api().vkCmdCopyBuffer(commands_, src, dst, static_cast<uint32_t>(regions.size()),
                                  regions.data());
-  record_barrier();
+  if (barrier) record_barrier();
   ++recorded_;
   return ok_status();
 }

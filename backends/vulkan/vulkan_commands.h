@@ -51,8 +51,15 @@ class Commands {
   // dst[dst_offset, +bytes) = src[src_offset, +bytes), then a barrier.
   Status record_copy(VkBuffer src, VkDeviceSize src_offset, VkBuffer dst, VkDeviceSize dst_offset,
                      VkDeviceSize bytes);
-  // The same for many regions of one buffer pair: one command, then a barrier.
-  Status record_copy_regions(VkBuffer src, VkBuffer dst, std::span<const VkBufferCopy> regions);
+  // The same for many regions of one buffer pair: one command, then a
+  // barrier unless `barrier` is false (copies into disjoint places that
+  // nothing reads before the caller's own barrier()).
+  Status record_copy_regions(VkBuffer src, VkBuffer dst, std::span<const VkBufferCopy> regions,
+                             bool barrier = true);
+  // A barrier alone (after copies recorded without one).
+  void barrier() {
+    if (recording_) record_barrier();
+  }
   // Ends the command buffer, submits it, and waits for it to finish (with a
   // timeout); then the host sees what it wrote. Descriptor sets recorded
   // since begin() are freed and the retirement released, unless the wait
