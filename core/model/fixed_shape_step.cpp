@@ -80,14 +80,7 @@ Status FixedShapeStep::allocate(int block, int64_t slots) {
   RETURN_IF_ERROR(upload_inputs());
   Tensor cache;
   RETURN_IF_ERROR(take(cache, {c.n_kv_heads, slots, c.head_dim}));
-  MaskedAttentionParams warm;
-  warm.q = q_;
-  warm.cache_k = cache;
-  warm.cache_v = cache;
-  warm.batch_k = k_;
-  warm.batch_v = v_;
-  warm.mask = mask_;
-  warm.out = attn_;
+  const MaskedAttentionParams warm = attention_over(cache, cache);
   backend_.masked_attention(warm);
   // Likewise RoPE's table for this head size (zeros rotated at position 0).
   const std::vector<float> zeros(static_cast<std::size_t>(q_.elements()), 0.0f);
@@ -106,16 +99,22 @@ Status FixedShapeStep::upload_inputs() {
   return backend_.write(insert_, std::as_bytes(std::span(inputs_.insert)));
 }
 
-Status FixedShapeStep::attend(CheckedCacheStore& cache, SequenceId seq, int layer) {
-  ASSIGN_OR_RETURN(const DenseLayerKV dense, cache.dense_layer(seq, layer));
+MaskedAttentionParams FixedShapeStep::attention_over(const Tensor& cache_k,
+                                                     const Tensor& cache_v) const {
   MaskedAttentionParams params;
   params.q = q_;
-  params.cache_k = dense.k;
-  params.cache_v = dense.v;
+  params.cache_k = cache_k;
+  params.cache_v = cache_v;
   params.batch_k = k_;
   params.batch_v = v_;
   params.mask = mask_;
   params.out = attn_;
+  return params;
+}
+
+Status FixedShapeStep::attend(CheckedCacheStore& cache, SequenceId seq, int layer) {
+  ASSIGN_OR_RETURN(const DenseLayerKV dense, cache.dense_layer(seq, layer));
+  const MaskedAttentionParams params = attention_over(dense.k, dense.v);
   backend_.masked_attention(params);
   backend_.cache_update(dense.k, keep_, insert_, params.batch_k);
   backend_.cache_update(dense.v, keep_, insert_, params.batch_v);

@@ -57,6 +57,8 @@ class FixedShapeStep {
  private:
   FixedShapeStep(const LoadedModel& model, Backend& backend);
   Status allocate(int block, int64_t slots);
+  // The step's masked attention over a cache's K and V.
+  MaskedAttentionParams attention_over(const Tensor& cache_k, const Tensor& cache_v) const;
   // The layer's attention and cache update over the sequence's dense tensors.
   Status attend(CheckedCacheStore& cache, SequenceId seq, int layer);
   // The mask, keep and insert of inputs_ into the device's memory (a no-op

@@ -121,23 +121,9 @@ Status SlotArena::write(const CodecLayout& layout, const Tensor& k, const Tensor
                         int64_t slot, int32_t position, BranchId branch) {
   const CacheGeometry& g = layout.geometry();
   const Tensor* kv_in[2] = {&k, &v};
-  if (device_ != nullptr) {
-    // Raw f32 everywhere: the row's K (then V) of every layer is one strided
-    // copy into the slot's vectors.
-    const int64_t width = g.vector_width();
-    const int64_t layer_stride = 2 * layout.vectors_per_token() * slots_ * width;
-    const int64_t head_stride = g.heads_per_vector == 1 ? slots_ * g.head_dim : g.head_dim;
-    for (int kv = 0; kv < 2; ++kv) {
-      const Tensor& t = *kv_in[kv];
-      const Tensor src = t.view(row * t.stride[1], {g.layers, g.kv_heads, g.head_dim},
-                                {t.stride[0], t.stride[2], 1});
-      const Tensor dst = floats(vector_offset(layout, 0, kv, 0, slot),
-                                {g.layers, g.kv_heads, g.head_dim}, {layer_stride, head_stride, 1});
-      RETURN_IF_ERROR(device_->copy(src, dst));
-    }
-    set_meta(slot, position, branch);
-    return ok_status();
-  }
+  // A device arena copies (write_rows does it for one row as for many).
+  if (device_ != nullptr)
+    return write_rows(layout, k, v, row, 1, slot, std::span(&position, 1), std::span(&branch, 1));
   for (int l = 0; l < g.layers; ++l)
     for (int kv = 0; kv < 2; ++kv) {
       const Tensor& t = *kv_in[kv];
@@ -160,7 +146,7 @@ Status SlotArena::write_rows(const CodecLayout& layout, const Tensor& k, const T
   const auto branch = [&](int64_t i) {
     return branches.empty() ? BranchId{0} : branches[static_cast<std::size_t>(i)];
   };
-  if (device_ == nullptr || count == 1) {
+  if (device_ == nullptr) {
     for (int64_t i = 0; i < count; ++i)
       RETURN_IF_ERROR(write(layout, k, v, first_row + i, first_slot + i,
                             positions[static_cast<std::size_t>(i)], branch(i)));
