@@ -88,8 +88,9 @@ void print_cache_stats(Engine& engine, const GenerationStats& stats) {
     std::fprintf(stderr, "kv memory:  %s%s\n",
                  engine.cache().kv_in_backend() ? ("on " + device.name).c_str() : "host",
                  split > 0 ? (", " + std::to_string(split) +
-                              " layer passes split at the codec point (no device kernels for "
-                              "the codec: K/V read back, encoded and decoded on the host)")
+                              " layer passes split at the codec point (the device does not "
+                              "read the codec's records: K/V read back, encoded and decoded on "
+                              "the host)")
                                  .c_str()
                            : "");
   }

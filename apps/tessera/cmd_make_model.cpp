@@ -122,8 +122,8 @@ text is noise.)",
   }
   if (spec.kv_heads == 0) spec.kv_heads = spec.heads;
   const auto dtype = dtype_from_name(values["dtype"].as<std::string>());
-  if (!dtype)
-    return report("make-model", invalid_argument("--dtype: unknown type '" +
+  if (!dtype || *dtype == DType::kU8)
+    return report("make-model", invalid_argument("--dtype: unknown weight type '" +
                                                  values["dtype"].as<std::string>() + "'"));
   spec.dtype = *dtype;
   spec.seed = values["seed"].as<uint64_t>();

@@ -61,12 +61,24 @@ Status AttentionGather::check(const AttentionParams& p) {
              "view_of names view " + std::to_string(v) + " of " + std::to_string(p.views.size())));
   for (std::size_t v = 0; v < p.views.size(); ++v)
     for (const KVSegment& seg : p.views[v].segments) {
-      if (seg.encoded())
+      if (seg.encoded() && !seg.device_records())
         return unimplemented(
             "view " + std::to_string(v) +
-            " has an encoded segment (codec records): the Vulkan backend attends decoded f32 "
-            "views only; the caller must pass CacheStore::view, not encoded_view");
+            " has an encoded segment of host records: the Vulkan backend attends decoded f32 "
+            "views or records in its own memory; the caller must pass CacheStore::view, not "
+            "encoded_view");
       if (seg.count == 0) continue;
+      if (seg.device_records()) {
+        // Decoded by the backend as they are gathered (prepare_device_attention).
+        for (const Tensor* t : {&seg.k, &seg.v})
+          RETURN_IF_ERROR(need(t->buffer != nullptr && t->rank == 3 && t->dim(0) == kv_heads &&
+                                   t->dim(1) == seg.count && t->stride[2] == 1,
+                               "view " + std::to_string(v) + ": device records " + t->describe() +
+                                   " must be u8 [kv_heads, count, record bytes] in a buffer"));
+        RETURN_IF_ERROR(need(seg.positions != nullptr,
+                             "view " + std::to_string(v) + ": a segment without positions"));
+        continue;
+      }
       const bool host = seg.k.on_host() && seg.v.on_host();
       RETURN_IF_ERROR(need(host || (seg.k.data == nullptr && seg.v.data == nullptr &&
                                     seg.k.buffer != nullptr && seg.v.buffer != nullptr),

@@ -81,7 +81,8 @@ class AttentionGather {
   // columns: bound as it lies.
   bool in_place() const {
     return runs_.size() == 1 && runs_[0].kind == Run::kSegment && runs_[0].entry == 0 &&
-           runs_[0].count == runs_[0].segment->count && turn_runs_.empty();
+           runs_[0].count == runs_[0].segment->count && turn_runs_.empty() &&
+           !runs_[0].segment->device_records();
   }
 
   int64_t columns() const { return columns_; }  // S

@@ -8,6 +8,7 @@
 #include <map>
 #include <string>
 
+#include "backends/vulkan/vulkan_dispatch.h"
 #include "core/plugin/sdk.h"
 
 namespace tessera {
@@ -423,7 +424,8 @@ Status VulkanBackend::synchronize() {
 Result<VulkanBackend::Bound> VulkanBackend::bind(const char* name, const Tensor& t) const {
   auto buffer = device_buffer(name, t);
   if (!buffer.ok()) return buffer.status();
-  if (t.offset % 4 != 0)
+  // Bytes (K/V records) are addressed by byte; everything else by word.
+  if (t.offset % 4 != 0 && t.dtype != DType::kU8)
     return invalid_argument(std::string(name) + " " + t.describe() + " starts at byte " +
                             std::to_string(t.offset) + ", not a multiple of 4");
   if (!inner_contiguous(t))
@@ -515,21 +517,6 @@ Result<VulkanBackend::Upload> VulkanBackend::upload(const void* data, std::size_
   up.offset = at;
   up.bound.binding = {chunk->handle(), at, range};
   return up;
-}
-
-template <typename Push>
-Status VulkanBackend::dispatch(Shader shader, int32_t variant,
-                               std::initializer_list<Bound> bindings, const Push& push,
-                               uint64_t groups) {
-  static_assert(sizeof(Push) <= vulkan::kMaxPushBytes);
-  if (groups == 0) return ok_status();
-  auto kernel = pipelines_->get(shader, variant);
-  if (!kernel.ok()) return kernel.status();
-  Binding list[8];
-  std::size_t count = 0;
-  for (const Bound& b : bindings) list[count++] = b.binding;
-  return commands_->record_dispatch(*kernel.value(), std::span<const Binding>(list, count), &push,
-                                    sizeof(Push), commands_->groups_for(groups));
 }
 
 template <typename Record>
@@ -956,6 +943,16 @@ Status VulkanBackend::prepare_device_attention(const AttentionParams& p,
                       {slots * head_dim, head_dim, 1});
       };
       Tensor from_k, from_v;
+      if (run.kind == vulkan::AttentionGather::Run::kSegment && run.segment->device_records()) {
+        // Records of the store's codec, decoded into the run's columns.
+        Status decoded = decode_run(*run.segment, run.entry, run.count, columns(masked.cache_k),
+                                    columns(masked.cache_v));
+        if (!decoded.ok()) {
+          gathering_ = false;
+          return decoded;
+        }
+        continue;
+      }
       switch (run.kind) {
         case vulkan::AttentionGather::Run::kSegment: {
           const Tensor& k = run.segment->k;

@@ -89,6 +89,12 @@ class VulkanBackend final : public Backend {
   // Uploads every weight to device memory (one buffer each; tensors that
   // share data stay shared) and repoints them (data null, buffer + offset).
   Result<std::size_t> adopt_weights(std::span<Tensor* const> weights) override;
+  // The int8 codec's records and the int4 codec's with even groups
+  // (vulkan_kv_records.cpp); a view's records are decoded by attention's
+  // gather into its scratch columns.
+  bool supports_kv_records(const KVRecordLayout& layout) const override;
+  Status encode_kv(const Tensor& src, const Tensor& dst, const KVRecordLayout& layout) override;
+  Status round_trip_kv(const Tensor& src, const Tensor& dst, const KVRecordLayout& layout) override;
 
  private:
   VulkanBackend() = default;
@@ -157,6 +163,15 @@ class VulkanBackend final : public Backend {
   // The floats from t's first element to just past its last (t f32 in this
   // backend's memory), read back into `host`.
   Status read_extent(const char* name, const Tensor& t, std::vector<float>& host);
+  // records (u8 [a, b, c, record bytes]) -> f32 [a, b, c, width].
+  Status decode_kv(const Tensor& src, const Tensor& dst, const KVRecordLayout& layout);
+  // Entries [entry, entry + count) of a segment of device records, decoded
+  // into attention's gathered columns (f32 [kv_heads, count, head_dim]).
+  Status decode_run(const KVSegment& segment, int64_t entry, int64_t count, const Tensor& k_columns,
+                    const Tensor& v_columns);
+  // kv_records.comp in `mode` (0 encode, 1 round trip, 2 decode).
+  Status record_kv_records(int mode, const Tensor& src, const Tensor& dst,
+                           const KVRecordLayout& layout);
   Status record_cache_update(const Tensor& cache, const Tensor& keep, const Tensor& insert,
                              const Tensor& rows);
 

@@ -24,6 +24,7 @@ constexpr ShaderSpec kSpecs[] = {
     {Shader::kMatmulQuant, "matmul_quant", 5},
     {Shader::kMaskedAttention, "masked_attention", 8},
     {Shader::kCacheUpdate, "cache_update", 4},
+    {Shader::kKvRecords, "kv_records", 2},
 };
 
 const ShaderSpec& spec_of(Shader shader) {

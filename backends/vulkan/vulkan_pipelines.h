@@ -26,6 +26,7 @@ enum class Shader {
   kMatmulQuant,  // q8_0, q4_0, q4_K, q6_K weights (specialised by dtype)
   kMaskedAttention,
   kCacheUpdate,
+  kKvRecords,  // K/V records: encode, round trip, decode (specialised by format and mode)
 };
 
 struct Kernel {

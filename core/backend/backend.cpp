@@ -141,4 +141,16 @@ Status Backend::copy(const Tensor& src, const Tensor& dst) {
   return ok_status();
 }
 
+Status Backend::encode_kv(const Tensor& src, const Tensor& dst, const KVRecordLayout& layout) {
+  (void)src, (void)dst, (void)layout;
+  return unimplemented("backend " + device_info().name +
+                       ": encode_kv (K/V records in its own memory) is not implemented");
+}
+
+Status Backend::round_trip_kv(const Tensor& src, const Tensor& dst, const KVRecordLayout& layout) {
+  (void)src, (void)dst, (void)layout;
+  return unimplemented("backend " + device_info().name +
+                       ": round_trip_kv (K/V records in its own memory) is not implemented");
+}
+
 }  // namespace tessera

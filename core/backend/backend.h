@@ -16,6 +16,7 @@
 #include "core/backend/buffer.h"
 #include "core/backend/rope_spec.h"
 #include "core/cache/kv_view.h"
+#include "core/compressor/kv_records.h"
 #include "core/plugin/plugin_object.h"
 #include "core/status/status.h"
 #include "core/tensor/tensor.h"
@@ -258,6 +259,24 @@ class Backend : public PluginObject {
     (void)weights;
     return std::size_t{0};
   }
+
+  // K/V records of a named layout (core/compressor/kv_records.h) in this
+  // backend's memory (docs/backends.md, step 5; ABI 8.2). A backend that
+  // says yes keeps a store's records of that layout where it allocates them
+  // (CacheStore::use_backend), encodes into them with encode_kv, passes the
+  // batch's K/V through the codec with round_trip_kv, and its attention reads
+  // a view's device records (KVSegment: codec set, k/v u8 tensors) itself.
+  // The default: raw f32 only.
+  virtual bool supports_kv_records(const KVRecordLayout& layout) const {
+    return layout.format == KVRecordFormat::kF32;
+  }
+  // dst = the records of src's vectors: src f32 [a, b, c, width], dst u8 [a,
+  // b, c, record bytes] (strides free but the innermost; the record of (i,
+  // j, k) at dst's element (i, j, k, 0)). Recorded with the forward.
+  virtual Status encode_kv(const Tensor& src, const Tensor& dst, const KVRecordLayout& layout);
+  // dst = decode(encode(src)), both f32 [a, b, c, width]: the batch's K/V as
+  // the store will hold them.
+  virtual Status round_trip_kv(const Tensor& src, const Tensor& dst, const KVRecordLayout& layout);
 };
 
 }  // namespace tessera

@@ -335,6 +335,23 @@ Result<KVView> CheckedStore::checked_view(SequenceId seq, int layer, bool encode
   }
   for (std::size_t s = 0; s < kv.segments.size(); ++s) {
     const KVSegment& segment = kv.segments[s];
+    if (segment.device_records()) {
+      const Compressor* codec = codecs_[static_cast<std::size_t>(layer)];
+      const auto record =
+          static_cast<int64_t>(kv_record_bytes(codec->record_layout(geometry_.vector_width())));
+      bool records_ok =
+          kv_in_backend_ && segment.codec == codec && geometry_.heads_per_vector == 1 && record > 0;
+      for (const Tensor* t : {&segment.k, &segment.v})
+        records_ok = records_ok && t->rank == 3 && t->dim(0) == geometry_.kv_heads &&
+                     t->dim(1) == segment.count && t->dim(2) == record && t->stride[2] == 1 &&
+                     (segment.count == 0 || (t->buffer != nullptr && segment.positions));
+      if (!records_ok)
+        return broke("its contract", "view", seq,
+                     "layer " + str(layer) + " segment " + str(static_cast<int64_t>(s)) +
+                         " holds device records, but the store does not keep its K/V in the "
+                         "backend, or their codec, heads or shape are not the layer's");
+      continue;
+    }
     if (segment.encoded()) {
       const bool records_ok =
           encoded && segment.codec == codecs_[static_cast<std::size_t>(layer)] &&

@@ -52,6 +52,12 @@ struct KVSegment {
   const BranchId* branches = nullptr;
 
   bool encoded() const { return codec != nullptr; }
+  // Records in a device's memory (a store whose K/V the backend holds, for a
+  // layout the backend reads: Backend::supports_kv_records): `codec` set,
+  // k_records / v_records null, and k / v the records as u8 [kv_heads,
+  // count, record bytes] tensors in the backend's buffers, which only the
+  // backend's attention reads (any view, encoded or not). (ABI 8.2)
+  bool device_records() const { return codec != nullptr && k.dtype == DType::kU8; }
 };
 
 // A sequence's stored entries of one layer, segments in position order. The

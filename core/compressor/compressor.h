@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/compressor/kv_records.h"
 #include "core/plugin/plugin_object.h"
 #include "core/status/status.h"
 
@@ -82,6 +83,16 @@ class Compressor : public PluginObject {
     for (int h = 0; h < n_heads; ++h)
       accumulate_encoded(weights + h * n, records, n, head_dim,
                          acc + static_cast<int64_t>(h) * head_dim);
+  }
+
+  // The named layout of this codec's records of head_dim floats
+  // (core/compressor/kv_records.h), or kOpaque: a backend that implements
+  // the layout keeps such records in its own memory and reads them there.
+  // A codec that names a layout must encode exactly that layout, bit for
+  // bit. (ABI 8.2)
+  virtual KVRecordLayout record_layout(int head_dim) const {
+    (void)head_dim;
+    return {};
   }
 };
 

@@ -406,6 +406,13 @@ const float* Transformer::through_codec(const Compressor& codec, const float* sr
   return dst;
 }
 
+bool Transformer::device_codec(const Compressor& codec, int width) const {
+  // Vectors of one head only: a token-wide vector spans heads the device's
+  // kernels read apart.
+  return width == model_.config.head_dim &&
+         backend_.supports_kv_records(codec.record_layout(width));
+}
+
 Result<Tensor> Transformer::batch_through_codec(const Compressor& codec, const Tensor& src,
                                                 const Scratch& dst, int64_t vectors, int width) {
   if (codec.stores_raw_f32()) return src;
@@ -414,7 +421,16 @@ Result<Tensor> Transformer::batch_through_codec(const Compressor& codec, const T
     through_codec(codec, src.f32(), vectors, width, seen.f32());
     return seen;
   }
-  // No device kernels for codecs yet (docs/backends.md, step 5): the layer is
+  // A layout the device reads: the round trip is its kernel.
+  if (device_codec(codec, width)) {
+    const KVRecordLayout records = codec.record_layout(width);
+    const std::initializer_list<int64_t> shape = {1, src.dim(0), src.dim(1), src.dim(2)};
+    RETURN_IF_ERROR(backend_.round_trip_kv(
+        src.view(0, shape, {0, src.stride[0], src.stride[1], 1}),
+        seen.view(0, shape, {0, seen.stride[0], seen.stride[1], 1}), records));
+    return seen;
+  }
+  // A codec without device kernels (docs/backends.md, step 5): the layer is
   // split at the codec point, its K or V read back, encoded and decoded on
   // the host, and written again.
   const auto floats = static_cast<std::size_t>(src.elements());
@@ -543,7 +559,8 @@ Status Transformer::run_layer(CheckedCacheStore& cache, int l, const ForwardOpti
   const bool keys_before_rope = cache.stored_keys() == StoredKeys::kBeforeRope;
   const RopeSpec rope = layer_rope(rope_freqs_, spec);
   attention_inputs(backend_, c, spec, rope, lw, act, chunk.positions, !keys_before_rope);
-  if (device_ && !codec.stores_raw_f32()) ++codec_split_layers_;
+  if (device_ && !codec.stores_raw_f32() && !device_codec(codec, geometry.vector_width()))
+    ++codec_split_layers_;
   ASSIGN_OR_RETURN(params.batch_k,
                    batch_through_codec(codec, act.k, k_seen_, vectors, geometry.vector_width()));
   ASSIGN_OR_RETURN(params.batch_v,

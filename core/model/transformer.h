@@ -217,8 +217,12 @@ class Transformer {
   // when the host needs them: a store in host memory, pending_k/v (device
   // memory only).
   Status fed_kv_to_host(int64_t n) const;
+  // Whether the device backend runs `codec`'s vectors of `width` floats
+  // itself (a named record layout it supports, one vector per head).
+  bool device_codec(const Compressor& codec, int width) const;
   // The layer's batch K or V as attention sees it: src itself (a raw-f32
-  // codec), else through the codec into dst's memory (on the host).
+  // codec), else through the codec into dst's memory (the device's kernel,
+  // or the host's codec).
   Result<Tensor> batch_through_codec(const Compressor& codec, const Tensor& src, const Scratch& dst,
                                      int64_t vectors, int width);
   std::span<const float> hidden_rows_;

@@ -56,12 +56,15 @@
 // write / read / copy / synchronize / devices / supports_op (BackendOp),
 // DeviceInfo's device fields. 8.1: K/V in the backend's memory (step 2):
 // CacheStore::use_backend appended (a store may keep its K/V in memory the
-// backend allocates); Backend::copy takes strided tensors.
+// backend allocates); Backend::copy takes strided tensors. 8.2: K/V records
+// on a device (step 5): Compressor::record_layout, Backend::
+// supports_kv_records / encode_kv / round_trip_kv appended, DType::kU8, and a
+// KVSegment may hold device records (KVSegment::device_records).
 #ifndef TESSERA_ABI_MAJOR
 #define TESSERA_ABI_MAJOR 8
 #endif
 #ifndef TESSERA_ABI_MINOR
-#define TESSERA_ABI_MINOR 1
+#define TESSERA_ABI_MINOR 2
 #endif
 
 #define TESSERA_STRINGIFY_INNER(x) #x

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/status/status.h"
+
 namespace tessera {
 namespace {
 
@@ -255,7 +257,10 @@ void dequantize_row(DType dtype, const void* src, int64_t n, float* dst) {
       return dequantize_q4_K(bytes, blocks, dst);
     case DType::kQ6_K:
       return dequantize_q6_K(bytes, blocks, dst);
+    case DType::kU8:
+      break;  // K/V record bytes, not a number format
   }
+  TESSERA_CHECK(false, "dequantize_row: u8 holds K/V records, not numbers");
 }
 
 void quantize_row(DType dtype, const float* src, int64_t n, void* dst) {
@@ -279,7 +284,10 @@ void quantize_row(DType dtype, const float* src, int64_t n, void* dst) {
       return quantize_q4_K(src, blocks, bytes);
     case DType::kQ6_K:
       return quantize_q6_K(src, blocks, bytes);
+    case DType::kU8:
+      break;
   }
+  TESSERA_CHECK(false, "quantize_row: u8 holds K/V records, not numbers");
 }
 
 }  // namespace tessera

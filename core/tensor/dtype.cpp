@@ -17,7 +17,7 @@ constexpr DTypeInfo kInfo[] = {
     {DType::kF32, "f32", {1, 4}},       {DType::kF16, "f16", {1, 2}},
     {DType::kBF16, "bf16", {1, 2}},     {DType::kQ8_0, "q8_0", {32, 34}},
     {DType::kQ4_0, "q4_0", {32, 18}},   {DType::kQ4_K, "q4_K", {256, 144}},
-    {DType::kQ6_K, "q6_K", {256, 210}},
+    {DType::kQ6_K, "q6_K", {256, 210}}, {DType::kU8, "u8", {1, 1}},
 };
 
 const DTypeInfo* info_of(DType dtype) {

@@ -22,6 +22,9 @@ enum class DType : uint8_t {
   kQ4_0 = 4,  // 32 elements: fp16 scale, 32 4-bit codes (offset 8)
   kQ4_K = 5,  // 256 elements: fp16 scale and min, 8 x 6-bit sub-scales and mins, 4-bit codes
   kQ6_K = 6,  // 256 elements: 6-bit codes, 16 int8 sub-scales, fp16 scale
+  // Bytes: K/V records of a named layout in a device's memory
+  // (core/compressor/kv_records.h); never a weight type. (ABI 8.2)
+  kU8 = 7,
 };
 inline constexpr DType kAllDTypes[] = {DType::kF32,  DType::kF16,  DType::kBF16, DType::kQ8_0,
                                        DType::kQ4_0, DType::kQ4_K, DType::kQ6_K};

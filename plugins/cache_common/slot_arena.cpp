@@ -10,8 +10,20 @@
 namespace tessera {
 
 bool KVPlacement::offer(Backend& backend, const CodecLayout& layout) {
-  device_ = !backend.device_info().host_memory && !layout.any_encoded() ? &backend : nullptr;
-  return device_ != nullptr;
+  device_ = nullptr;
+  if (backend.device_info().host_memory) return false;
+  const CacheGeometry& g = layout.geometry();
+  for (int l = 0; l < g.layers; ++l) {
+    if (layout.raw(l)) continue;
+    // Records the backend reads itself, one vector per kv head, of the size
+    // the layout reserved (a codec that names a layout must encode it).
+    const KVRecordLayout records = layout.codec(l).record_layout(g.vector_width());
+    if (g.heads_per_vector != 1 || !backend.supports_kv_records(records) ||
+        kv_record_bytes(records) != layout.vector_bytes(l))
+      return false;
+  }
+  device_ = &backend;
+  return true;
 }
 
 namespace {
@@ -23,9 +35,9 @@ Status zero_device(Backend& device, Buffer& buffer, std::size_t bytes) {
   const std::vector<std::byte> zeros(std::min(bytes, kChunk));
   for (std::size_t done = 0; done < bytes; done += kChunk) {
     const std::size_t chunk = std::min(kChunk, bytes - done);
-    RETURN_IF_ERROR(device.write(
-        Tensor::in_buffer(buffer, done, DType::kF32, {static_cast<int64_t>(chunk / 4)}),
-        std::span(zeros.data(), chunk)));
+    RETURN_IF_ERROR(
+        device.write(Tensor::in_buffer(buffer, done, DType::kU8, {static_cast<int64_t>(chunk)}),
+                     std::span(zeros.data(), chunk)));
   }
   return ok_status();
 }
@@ -39,8 +51,6 @@ Result<SlotArena> SlotArena::create(const CodecLayout& layout, int64_t slots,
   if (slots <= 0 ||
       __builtin_mul_overflow(static_cast<std::size_t>(slots), layout.token_bytes(), &bytes))
     return resource_exhausted(what + ": " + std::to_string(slots) + " slots do not fit in memory");
-  TESSERA_CHECK(device == nullptr || !layout.any_encoded(),
-                "SlotArena: device memory needs every layer to store raw f32");
   try {
     if (device != nullptr) {
       auto buffer = device->allocate(bytes, BufferUsage::kKV);
@@ -80,15 +90,22 @@ std::size_t SlotArena::vector_offset(const CodecLayout& layout, int layer, int k
          row * layout.vector_bytes(layer);
 }
 
-Tensor SlotArena::floats(std::size_t byte_offset, std::initializer_list<int64_t> shape,
-                         std::initializer_list<int64_t> strides) const {
+Tensor SlotArena::elements(DType dtype, std::size_t byte_offset,
+                           std::initializer_list<int64_t> shape,
+                           std::initializer_list<int64_t> strides) const {
   Tensor base;
   if (buffer_) {
-    base = Tensor::in_buffer(*buffer_, byte_offset, DType::kF32, {1});
+    base = Tensor::in_buffer(*buffer_, byte_offset, dtype, {1});
   } else {
-    base = Tensor::contiguous(data_.get() + byte_offset, DType::kF32, {1});
+    base = Tensor::contiguous(data_.get() + byte_offset, dtype, {1});
   }
   return base.view(0, shape, strides);
+}
+
+bool SlotArena::uniform_vectors(const CodecLayout& layout) {
+  for (int l = 1; l < layout.geometry().layers; ++l)
+    if (layout.vector_bytes(l) != layout.vector_bytes(0)) return false;
+  return true;
 }
 
 uint8_t* SlotArena::vector(const CodecLayout& layout, int layer, int kv, int vector_index,
@@ -152,23 +169,53 @@ Status SlotArena::write_rows(const CodecLayout& layout, const Tensor& k, const T
                             positions[static_cast<std::size_t>(i)], branch(i)));
     return ok_status();
   }
-  const CacheGeometry& g = layout.geometry();
-  const int64_t width = g.vector_width();
-  const int64_t layer_stride = 2 * layout.vectors_per_token() * slots_ * width;
-  const int64_t head_stride = g.heads_per_vector == 1 ? slots_ * g.head_dim : g.head_dim;
-  const Tensor* kv_in[2] = {&k, &v};
-  for (int kv = 0; kv < 2; ++kv) {
-    const Tensor& t = *kv_in[kv];
-    // [layers, count, kv_heads, head_dim]: the run's rows -> its slots.
-    const Tensor src = t.view(first_row * t.stride[1], {g.layers, count, g.kv_heads, g.head_dim},
-                              {t.stride[0], t.stride[1], t.stride[2], 1});
-    const Tensor dst =
-        floats(vector_offset(layout, 0, kv, 0, first_slot),
-               {g.layers, count, g.kv_heads, g.head_dim}, {layer_stride, width, head_stride, 1});
-    RETURN_IF_ERROR(device_->copy(src, dst));
-  }
+  RETURN_IF_ERROR(write_device_rows(layout, k, v, first_row, count, first_slot));
   for (int64_t i = 0; i < count; ++i)
     set_meta(first_slot + i, positions[static_cast<std::size_t>(i)], branch(i));
+  return ok_status();
+}
+
+Status SlotArena::write_device_rows(const CodecLayout& layout, const Tensor& k, const Tensor& v,
+                                    int64_t first_row, int64_t count, int64_t first_slot) {
+  const CacheGeometry& g = layout.geometry();
+  const int64_t width = g.vector_width();
+  const int64_t head_stride = g.heads_per_vector == 1 ? slots_ * g.head_dim : g.head_dim;
+  const Tensor* kv_in[2] = {&k, &v};
+  // Runs of layers alike (raw, or one record layout): one copy or one encode
+  // per K and V for each run (every layer in one, as a rule).
+  for (int first = 0; first < g.layers;) {
+    const KVRecordLayout records = layout.codec(first).record_layout(width);
+    const bool raw = layout.raw(first);
+    int end = first + 1;
+    while (end < g.layers && layout.raw(end) == raw &&
+           layout.vector_bytes(end) == layout.vector_bytes(first) &&
+           (raw || layout.codec(end).record_layout(width).format == records.format))
+      ++end;
+    const int64_t layers = end - first;
+    const auto bytes = static_cast<int64_t>(layout.vector_bytes(first));
+    // Consecutive layers alike lie one layer's rows apart.
+    const int64_t layer_stride = 2 * layout.vectors_per_token() * slots_ * bytes;
+    for (int kv = 0; kv < 2; ++kv) {
+      const Tensor& t = *kv_in[kv];
+      // [layers, count, kv_heads, head_dim]: the run's rows -> its slots.
+      const Tensor src = t.view(first * t.stride[0] + first_row * t.stride[1],
+                                {layers, count, g.kv_heads, g.head_dim},
+                                {t.stride[0], t.stride[1], t.stride[2], 1});
+      const std::size_t at = vector_offset(layout, first, kv, 0, first_slot);
+      if (raw) {
+        RETURN_IF_ERROR(
+            device_->copy(src, elements(DType::kF32, at, {layers, count, g.kv_heads, g.head_dim},
+                                        {layer_stride / 4, width, head_stride, 1})));
+      } else {
+        RETURN_IF_ERROR(
+            device_->encode_kv(src,
+                               elements(DType::kU8, at, {layers, count, g.kv_heads, bytes},
+                                        {layer_stride, bytes, slots_ * bytes, 1}),
+                               records));
+      }
+    }
+    first = end;
+  }
   return ok_status();
 }
 
@@ -178,13 +225,19 @@ Result<std::size_t> SlotArena::copy_slot(const CodecLayout& layout, int64_t from
   if (this == &destination && from == to) return std::size_t{0};
   TESSERA_CHECK(device_ == destination.device_, "SlotArena: a copy between host and device arenas");
   if (device_ != nullptr) {
-    // Every vector of the slot (layers x K/V x vectors rows of width floats).
-    const int64_t rows = int64_t{2} * g.layers * layout.vectors_per_token();
-    const int64_t width = g.vector_width();
-    RETURN_IF_ERROR(device_->copy(
-        floats(vector_offset(layout, 0, 0, 0, from), {rows, width}, {slots_ * width, 1}),
-        destination.floats(destination.vector_offset(layout, 0, 0, 0, to), {rows, width},
-                           {destination.slots_ * width, 1})));
+    // Every vector of the slot (layers x K/V x vectors rows of a vector's
+    // bytes): one copy when the layers' vectors are alike, else one a layer.
+    const bool uniform = uniform_vectors(layout);
+    const int64_t rows_per_layer = int64_t{2} * layout.vectors_per_token();
+    for (int l = 0; l < (uniform ? 1 : g.layers); ++l) {
+      const int64_t rows = uniform ? rows_per_layer * g.layers : rows_per_layer;
+      const auto bytes = static_cast<int64_t>(layout.vector_bytes(l));
+      RETURN_IF_ERROR(device_->copy(
+          elements(DType::kU8, vector_offset(layout, l, 0, 0, from), {rows, bytes},
+                   {slots_ * bytes, 1}),
+          destination.elements(DType::kU8, destination.vector_offset(layout, l, 0, 0, to),
+                               {rows, bytes}, {destination.slots_ * bytes, 1})));
+    }
   } else {
     for (int l = 0; l < g.layers; ++l)
       for (int kv = 0; kv < 2; ++kv)
@@ -208,12 +261,19 @@ Result<std::size_t> SlotArena::copy_first(const CodecLayout& layout, int64_t cou
   }
   TESSERA_CHECK(device_ == destination.device_, "SlotArena: a copy between host and device arenas");
   const CacheGeometry& g = layout.geometry();
-  const int64_t rows = int64_t{2} * g.layers * layout.vectors_per_token();
-  const int64_t width = g.vector_width();
-  // One strided copy: each vector's run of the first `count` slots.
-  RETURN_IF_ERROR(
-      device_->copy(floats(0, {rows, count * width}, {slots_ * width, 1}),
-                    destination.floats(0, {rows, count * width}, {destination.slots_ * width, 1})));
+  // One strided copy (one a layer when the layers' vectors differ): each
+  // vector's run of the first `count` slots.
+  const bool uniform = uniform_vectors(layout);
+  const int64_t rows_per_layer = int64_t{2} * layout.vectors_per_token();
+  for (int l = 0; l < (uniform ? 1 : g.layers); ++l) {
+    const int64_t rows = uniform ? rows_per_layer * g.layers : rows_per_layer;
+    const auto bytes = static_cast<int64_t>(layout.vector_bytes(l));
+    RETURN_IF_ERROR(device_->copy(
+        elements(DType::kU8, vector_offset(layout, l, 0, 0, 0), {rows, count * bytes},
+                 {slots_ * bytes, 1}),
+        destination.elements(DType::kU8, destination.vector_offset(layout, l, 0, 0, 0),
+                             {rows, count * bytes}, {destination.slots_ * bytes, 1})));
+  }
   for (int64_t s = 0; s < count; ++s) copy_meta(s, destination, s);
   return static_cast<std::size_t>(count) *
          (layout.token_bytes() + destination.meta_bytes_per_slot());
@@ -240,8 +300,14 @@ KVSegment SlotArena::segment(const CodecLayout& layout, int layer, int64_t first
     t.shape = {g.kv_heads, count, hd, 0};
     if (layout.raw(layer)) {
       // The arena holds the floats themselves (host or device memory).
-      t = floats(vector_offset(layout, layer, kv, 0, first), {g.kv_heads, count, hd},
-                 {head_stride(slots_), width, 1});
+      t = elements(DType::kF32, vector_offset(layout, layer, kv, 0, first), {g.kv_heads, count, hd},
+                   {head_stride(slots_), width, 1});
+    } else if (device_ != nullptr) {
+      // Records in the device's memory, which its attention decodes.
+      const auto bytes = static_cast<int64_t>(layout.vector_bytes(layer));
+      t = elements(DType::kU8, vector_offset(layout, layer, kv, 0, first),
+                   {g.kv_heads, count, bytes}, {slots_ * bytes, bytes, 1});
+      segment.codec = &layout.codec(layer);
     } else {
       // Vector i's run decodes to scratch_slots * width floats of its own.
       float* base = scratch + kv * g.kv_heads * scratch_slots * hd;
@@ -257,7 +323,8 @@ KVSegment SlotArena::segment(const CodecLayout& layout, int layer, int64_t first
 
 KVSegment SlotArena::encoded_segment(const CodecLayout& layout, int layer, int64_t first,
                                      int64_t count) const {
-  if (layout.raw(layer)) return segment(layout, layer, first, count, nullptr, 0, 0);
+  if (layout.raw(layer) || device_ != nullptr)
+    return segment(layout, layer, first, count, nullptr, 0, 0);
   const CacheGeometry& g = layout.geometry();
   KVSegment segment;
   segment.count = count;

@@ -7,8 +7,9 @@
 //
 // The K/V lie in host memory, or in a device's (a backend's BufferUsage::kKV
 // buffer) when the store's KVPlacement says so: then every layer stores raw
-// f32, the host never touches the floats, and write / copy_slot / copy_first
-// are Backend::copy calls (strided views, two or one per call) the device
+// f32 or records of a layout the backend reads, the host never touches the
+// bytes, and write / copy_slot / copy_first are Backend::copy and
+// Backend::encode_kv calls (strided views, two or one per call) the device
 // records with the forward. Positions and branches stay on the host.
 #pragma once
 
@@ -29,8 +30,10 @@ class Backend;
 
 // Where a store's arenas keep their K/V (docs/backends.md, step 2): in the
 // memory of the backend the engine offers (CacheStore::use_backend) when that
-// memory is a device's and every layer stores raw f32, else on the host (a
-// codec without device kernels: its layers are split at the codec point).
+// memory is a device's and every layer stores raw f32 or records the backend
+// reads (Backend::supports_kv_records, one vector per kv head), else on the
+// host (a codec without device kernels: its layers are split at the codec
+// point).
 class KVPlacement {
  public:
   // The store's use_backend(), after init(): whether its K/V go to `backend`.
@@ -101,7 +104,9 @@ class SlotArena {
                                  SlotArena& destination) const;
 
   // Slots [first, first + count) of a layer as a segment: a view into the
-  // arena for a raw-f32 layer (a device tensor on a device arena), else decoded into `scratch` (2 *
+  // arena for a raw-f32 layer (a device tensor on a device arena), the
+  // device records (KVSegment::device_records) of an encoded layer on a
+  // device arena, else decoded into `scratch` (2 *
   // kv_heads * scratch_slots * head_dim floats: per K/V, a run of scratch_slots decoded vectors per
   // codec vector of a token) at slot offset `scratch_first`.
   KVSegment segment(const CodecLayout& layout, int layer, int64_t first, int64_t count,
@@ -115,10 +120,16 @@ class SlotArena {
   // Where a vector starts, in bytes from the arena's first.
   std::size_t vector_offset(const CodecLayout& layout, int layer, int kv, int vector_index,
                             int64_t slot) const;
-  // f32 floats of the arena from `byte_offset` on, as a view of `shape`
-  // with `strides` (host or device memory).
-  Tensor floats(std::size_t byte_offset, std::initializer_list<int64_t> shape,
-                std::initializer_list<int64_t> strides) const;
+  // Elements of the arena from `byte_offset` on (f32 floats or u8 bytes),
+  // as a view of `shape` with `strides` (host or device memory).
+  Tensor elements(DType dtype, std::size_t byte_offset, std::initializer_list<int64_t> shape,
+                  std::initializer_list<int64_t> strides) const;
+  // Whether every layer's vectors have the same bytes (then a slot's vectors
+  // of all layers lie a vector run apart, as one strided view).
+  static bool uniform_vectors(const CodecLayout& layout);
+  // write_rows on a device arena: copies for raw layers, encode_kv for the others.
+  Status write_device_rows(const CodecLayout& layout, const Tensor& k, const Tensor& v,
+                           int64_t first_row, int64_t count, int64_t first_slot);
   void set_meta(int64_t slot, int32_t position, BranchId branch);
   void copy_meta(int64_t from, SlotArena& destination, int64_t to) const;
 

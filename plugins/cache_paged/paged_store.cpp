@@ -51,7 +51,8 @@ Result<PagedCacheStore::Sequence> PagedCacheStore::make_sequence(SequenceId seq,
     s.segments.reserve(blocks);
     s.ordered.reserve(static_cast<std::size_t>(capacity));
     s.branch_of.reserve(static_cast<std::size_t>(capacity));
-    if (layout_.any_encoded()) {
+    // Host records decode into this scratch; a device decodes its own.
+    if (layout_.any_encoded() && placement_.device() == nullptr) {
       scratch_floats = 2 * static_cast<std::size_t>(g.kv_heads) *
                        static_cast<std::size_t>(capacity) * static_cast<std::size_t>(g.head_dim);
       s.scratch = std::make_unique<float[]>(scratch_floats);

@@ -47,7 +47,8 @@ Result<SinkWindowCacheStore::Sequence> SinkWindowCacheStore::make_sequence(Seque
   ASSIGN_OR_RETURN(s.arena, SlotArena::create(layout_, slots, "sink_window cache: " + seq_name(seq),
                                               /*keep_branches=*/false, placement_.device()));
   std::size_t scratch_floats = 0;
-  if (layout_.any_encoded()) {
+  // Host records decode into this scratch; a device decodes its own.
+  if (layout_.any_encoded() && placement_.device() == nullptr) {
     scratch_floats = 2 * static_cast<std::size_t>(g.kv_heads) * static_cast<std::size_t>(slots) *
                      static_cast<std::size_t>(g.head_dim);
     s.scratch.reset(new (std::nothrow) float[scratch_floats]());

@@ -30,7 +30,8 @@ Result<StaticCacheStore::Sequence> StaticCacheStore::make_sequence(SequenceId se
   ASSIGN_OR_RETURN(s.arena, SlotArena::create(layout_, capacity, "static cache: " + seq_name(seq),
                                               /*keep_branches=*/true, placement_.device()));
   std::size_t scratch_floats = 0;
-  if (layout_.any_encoded()) {
+  // Host records decode into this scratch; a device decodes its own.
+  if (layout_.any_encoded() && placement_.device() == nullptr) {
     const std::size_t per_token = 2 * static_cast<std::size_t>(g.kv_heads) * g.head_dim;
     if (__builtin_mul_overflow(static_cast<std::size_t>(capacity), per_token, &scratch_floats))
       return resource_exhausted("static cache: " + std::to_string(capacity) +

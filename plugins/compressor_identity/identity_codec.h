@@ -20,6 +20,9 @@ class IdentityCodec final : public Compressor {
   std::size_t encoded_bytes(int64_t n_vectors, int head_dim) const override;
   double bits_per_vector(int head_dim) const override;
   bool stores_raw_f32() const override { return true; }
+  KVRecordLayout record_layout(int head_dim) const override {
+    return {KVRecordFormat::kF32, head_dim, head_dim};
+  }
   void encode(const float* src, int64_t n_vectors, int head_dim, uint8_t* dst) const override;
   void decode(const uint8_t* src, int64_t n_vectors, int head_dim, float* dst) const override;
 };

@@ -121,6 +121,11 @@ Status Int4Codec::check_head_dim(int head_dim) const {
   return ok_status();
 }
 
+KVRecordLayout Int4Codec::record_layout(int head_dim) const {
+  if (!check_head_dim(head_dim).ok()) return {};
+  return {KVRecordFormat::kInt4Symmetric, head_dim, effective_group_size(head_dim)};
+}
+
 void Int4Codec::check_or_abort(int head_dim) const {
   const Status status = check_head_dim(head_dim);
   TESSERA_CHECK(status.ok(), status.message());

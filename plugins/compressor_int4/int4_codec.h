@@ -54,6 +54,9 @@ class Int4Codec final : public Compressor {
   // divides it; otherwise InvalidArgument naming head_dim.
   Status check_head_dim(int head_dim) const;
   Status supports(int head_dim) const override { return check_head_dim(head_dim); }
+  // The records are core/compressor/kv_records.h's kInt4Symmetric, at the
+  // effective group size (opaque for a head_dim the codec refuses).
+  KVRecordLayout record_layout(int head_dim) const override;
 
   std::size_t encoded_bytes(int64_t n_vectors, int head_dim) const override;
   double bits_per_vector(int head_dim) const override;

@@ -27,6 +27,10 @@ class Int8Codec final : public Compressor {
   // OK for any positive head_dim.
   Status check_head_dim(int head_dim) const;
   Status supports(int head_dim) const override { return check_head_dim(head_dim); }
+  // The records are core/compressor/kv_records.h's kInt8Symmetric.
+  KVRecordLayout record_layout(int head_dim) const override {
+    return {KVRecordFormat::kInt8Symmetric, head_dim, head_dim};
+  }
 
   std::size_t encoded_bytes(int64_t n_vectors, int head_dim) const override;
   double bits_per_vector(int head_dim) const override;

@@ -135,12 +135,39 @@ TEST_P(BackendModels, ArchitecturesAndKQuantsMatchTheCpu) {
     expect_same_nll(GetParam(), quantized(k256, target, "synthetic-256"), 32);
 }
 
-// A codec without device kernels goes through the split at the codec point
-// (encoded and decoded on the host); the CPU attends int8/int4 codes fused.
+// The codecs on every store. A layout the backend reads (the int8 and int4
+// records on Vulkan) keeps its records in the device's memory, encoded,
+// round-tripped and decoded there with no layer split; any other (lattice,
+// or a backend without record kernels) goes through the split at the codec
+// point (encoded and decoded on the host). The CPU attends the codes fused.
 TEST_P(BackendModels, CodecsMatchTheCpu) {
-  for (const char* codec : {"int8", "int4"})
-    expect_same_nll(GetParam(), kSharedModels + "stories260K.gguf", 64,
-                    std::string("[cache.codec]\nplugin = \"") + codec + "\"\n");
+  const std::string model = kSharedModels + "stories260K.gguf";
+  for (const char* store : {"static", "paged", "sink_window"})
+    for (const char* codec : {"int8", "int4", "lattice"}) {
+      const std::string extra =
+          std::string("plugin = \"") + store + "\"\n" +
+          (std::string(store) == "sink_window" ? "sink = 4\nwindow = 24\n" : "") +
+          "[cache.codec]\nplugin = \"" + codec + "\"\n";
+      SCOPED_TRACE(extra);
+      auto device = engine_on(GetParam(), model, extra);
+      ASSERT_TRUE(device.ok()) << device.status().to_string();
+      Backend& backend = (*device)->backend();
+      const Compressor& layer0 = (*device)->cache().codec(0);
+      const bool on_device =
+          !backend.device_info().host_memory && backend.supports_kv_records(layer0.record_layout(
+                                                    (*device)->cache().geometry().vector_width()));
+      EXPECT_EQ((*device)->cache().kv_in_backend(), on_device);
+      expect_same_nll(GetParam(), model, 64, extra);
+      // Scoring on this engine: no pass split where the device has the kernels.
+      const std::vector<int32_t> ids = excerpt(**device, 33);
+      ASSERT_TRUE(score_tokens(**device, ids).ok());
+      const int64_t split = (*device)->transformer().codec_split_layers();
+      if (on_device) {
+        EXPECT_EQ(split, 0);
+      } else if (!backend.device_info().host_memory) {
+        EXPECT_GT(split, 0);
+      }
+    }
 }
 
 // Every store on the backend: where the backend's memory is a device's, the
@@ -202,6 +229,14 @@ TEST_P(BackendModels, SpeculativeGreedyEqualsPlainOnTheBackend) {
     ASSERT_TRUE(spec.ok()) << spec.status().to_string();
     EXPECT_EQ(greedy(**spec, prompt, 96), expected) << drafting;
   }
+  // With int8 records (on the device where it reads them): rejected drafts
+  // are truncated away, and the verified tokens' records equal plain decoding's.
+  const std::string int8 = "[cache.codec]\nplugin = \"int8\"\n";
+  auto plain_int8 = engine_on(GetParam(), target, int8);
+  ASSERT_TRUE(plain_int8.ok()) << plain_int8.status().to_string();
+  auto spec_int8 = engine_on(GetParam(), target, int8 + "[decode]\nproposer = \"ngram\"\n");
+  ASSERT_TRUE(spec_int8.ok()) << spec_int8.status().to_string();
+  EXPECT_EQ(greedy(**spec_int8, prompt, 96), greedy(**plain_int8, prompt, 96)) << "int8";
 }
 
 // Block diffusion (tok512-sdar-1m) on the backend, through the transformer
@@ -244,15 +279,18 @@ TEST_P(BackendModels, BlockDiffusionMatchesTheCpu) {
 
 // (On paged, the batched branches fork the prompt's blocks and copy one on
 // its first write: Backend::copy on a device.)
-TEST_P(BackendModels, BimBranchesEqualBatchedOnTheBackend) {
+// BIM branches against the same lanes batched, on the static and paged stores.
+void expect_bim_equals_batched(const std::string& backend, const std::string& codec) {
+  SCOPED_TRACE(codec);
   const std::string model = kSharedModels + "stories260K.gguf";
   std::vector<std::vector<std::vector<int32_t>>> outputs;  // per layout, per lane
   for (const char* layout : {"bim", "batched", "batched paged"}) {
     const std::string name = layout;
     const std::string store = name == "batched paged" ? "plugin = \"paged\"\nblock_size = 8\n" : "";
     auto engine =
-        engine_on(GetParam(), model,
-                  store + "[decode]\nbranch_layout = \"" + name.substr(0, name.find(' ')) + "\"\n");
+        engine_on(backend, model,
+                  store + "[cache.codec]\nplugin = \"" + codec +
+                      "\"\n[decode]\nbranch_layout = \"" + name.substr(0, name.find(' ')) + "\"\n");
     ASSERT_TRUE(engine.ok()) << engine.status().to_string();
     GenerationRequest request;
     request.prompt = excerpt(**engine, 12);
@@ -269,6 +307,12 @@ TEST_P(BackendModels, BimBranchesEqualBatchedOnTheBackend) {
   }
   EXPECT_EQ(outputs[0], outputs[1]);
   EXPECT_EQ(outputs[0], outputs[2]);
+}
+
+// With the identity codec and with int8 records (kept on the device where it
+// reads them): the paged store's forks copy records as they copy floats.
+TEST_P(BackendModels, BimBranchesEqualBatchedOnTheBackend) {
+  for (const char* codec : {"identity", "int8"}) expect_bim_equals_batched(GetParam(), codec);
 }
 
 std::string instance_name(const ::testing::TestParamInfo<std::string>& info) {
