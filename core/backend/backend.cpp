@@ -4,6 +4,8 @@
 #include <functional>
 #include <string>
 
+#include "core/compressor/compressor.h"
+
 namespace tessera {
 namespace {
 
@@ -139,6 +141,12 @@ Status Backend::copy(const Tensor& src, const Tensor& dst) {
     std::memmove(to + d, from + s, bytes);
   });
   return ok_status();
+}
+
+bool backend_reads_records(const Backend& backend, const Compressor& codec, int heads_per_vector,
+                           int head_dim) {
+  // A token-wide vector spans heads the device's kernels read apart.
+  return heads_per_vector == 1 && backend.supports_kv_records(codec.record_layout(head_dim));
 }
 
 Status Backend::encode_kv(const Tensor& src, const Tensor& dst, const KVRecordLayout& layout) {

@@ -279,4 +279,10 @@ class Backend : public PluginObject {
   virtual Status round_trip_kv(const Tensor& src, const Tensor& dst, const KVRecordLayout& layout);
 };
 
+// Whether `backend` keeps and reads `codec`'s records of one head's vector
+// (heads_per_vector 1) itself: the one rule the stores' placement, the
+// forward's round trip and the engine's split warning share.
+bool backend_reads_records(const Backend& backend, const Compressor& codec, int heads_per_vector,
+                           int head_dim);
+
 }  // namespace tessera

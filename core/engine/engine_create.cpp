@@ -98,15 +98,13 @@ Status EngineBuilder::construct_backend() {
   ASSIGN_OR_RETURN(engine.backend_,
                    create_plugin<Backend>(registry, *plugins.backend, plugins.backend_options));
   // A codec whose record layout the device does not read (docs/backends.md,
-  // step 5; a token-wide vector never: its kernels read one head per vector)
-  // has its layers split at the codec point. Said once, here.
+  // step 5) has its layers split at the codec point. Said once, here.
   const DeviceInfo device = engine.backend_->device_info();
   if (device.host_memory) return ok_status();
   int split = 0;
   for (const Compressor* codec : engine.layer_codecs_) {
-    const bool on_device =
-        geometry.heads_per_vector == 1 &&
-        engine.backend_->supports_kv_records(codec->record_layout(geometry.vector_width()));
+    const bool on_device = backend_reads_records(*engine.backend_, *codec,
+                                                 geometry.heads_per_vector, geometry.head_dim);
     split += codec->stores_raw_f32() || on_device ? 0 : 1;
   }
   if (split > 0)

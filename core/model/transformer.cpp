@@ -407,10 +407,8 @@ const float* Transformer::through_codec(const Compressor& codec, const float* sr
 }
 
 bool Transformer::device_codec(const Compressor& codec, int width) const {
-  // Vectors of one head only: a token-wide vector spans heads the device's
-  // kernels read apart.
-  return width == model_.config.head_dim &&
-         backend_.supports_kv_records(codec.record_layout(width));
+  const int head_dim = model_.config.head_dim;
+  return backend_reads_records(backend_, codec, width / head_dim, head_dim);
 }
 
 Result<Tensor> Transformer::batch_through_codec(const Compressor& codec, const Tensor& src,

@@ -15,11 +15,11 @@ bool KVPlacement::offer(Backend& backend, const CodecLayout& layout) {
   const CacheGeometry& g = layout.geometry();
   for (int l = 0; l < g.layers; ++l) {
     if (layout.raw(l)) continue;
-    // Records the backend reads itself, one vector per kv head, of the size
-    // the layout reserved (a codec that names a layout must encode it).
-    const KVRecordLayout records = layout.codec(l).record_layout(g.vector_width());
-    if (g.heads_per_vector != 1 || !backend.supports_kv_records(records) ||
-        kv_record_bytes(records) != layout.vector_bytes(l))
+    // Records the backend reads itself, of the size the layout reserved (a
+    // codec that names a layout must encode it).
+    const Compressor& codec = layout.codec(l);
+    if (!backend_reads_records(backend, codec, g.heads_per_vector, g.head_dim) ||
+        kv_record_bytes(codec.record_layout(g.head_dim)) != layout.vector_bytes(l))
       return false;
   }
   device_ = &backend;
@@ -219,25 +219,33 @@ Status SlotArena::write_device_rows(const CodecLayout& layout, const Tensor& k, 
   return ok_status();
 }
 
+Status SlotArena::copy_device_slots(const CodecLayout& layout, int64_t from, int64_t count,
+                                    SlotArena& destination, int64_t to) const {
+  const CacheGeometry& g = layout.geometry();
+  // Each vector's run of `count` slots (layers x K/V x vectors rows of
+  // count vectors' bytes): one strided copy when the layers' vectors are
+  // alike, else one a layer.
+  const bool uniform = uniform_vectors(layout);
+  const int64_t rows_per_layer = int64_t{2} * layout.vectors_per_token();
+  for (int l = 0; l < (uniform ? 1 : g.layers); ++l) {
+    const int64_t rows = uniform ? rows_per_layer * g.layers : rows_per_layer;
+    const auto bytes = static_cast<int64_t>(layout.vector_bytes(l));
+    RETURN_IF_ERROR(device_->copy(
+        elements(DType::kU8, vector_offset(layout, l, 0, 0, from), {rows, count * bytes},
+                 {slots_ * bytes, 1}),
+        destination.elements(DType::kU8, destination.vector_offset(layout, l, 0, 0, to),
+                             {rows, count * bytes}, {destination.slots_ * bytes, 1})));
+  }
+  return ok_status();
+}
+
 Result<std::size_t> SlotArena::copy_slot(const CodecLayout& layout, int64_t from,
                                          SlotArena& destination, int64_t to) const {
   const CacheGeometry& g = layout.geometry();
   if (this == &destination && from == to) return std::size_t{0};
   TESSERA_CHECK(device_ == destination.device_, "SlotArena: a copy between host and device arenas");
   if (device_ != nullptr) {
-    // Every vector of the slot (layers x K/V x vectors rows of a vector's
-    // bytes): one copy when the layers' vectors are alike, else one a layer.
-    const bool uniform = uniform_vectors(layout);
-    const int64_t rows_per_layer = int64_t{2} * layout.vectors_per_token();
-    for (int l = 0; l < (uniform ? 1 : g.layers); ++l) {
-      const int64_t rows = uniform ? rows_per_layer * g.layers : rows_per_layer;
-      const auto bytes = static_cast<int64_t>(layout.vector_bytes(l));
-      RETURN_IF_ERROR(device_->copy(
-          elements(DType::kU8, vector_offset(layout, l, 0, 0, from), {rows, bytes},
-                   {slots_ * bytes, 1}),
-          destination.elements(DType::kU8, destination.vector_offset(layout, l, 0, 0, to),
-                               {rows, bytes}, {destination.slots_ * bytes, 1})));
-    }
+    RETURN_IF_ERROR(copy_device_slots(layout, from, 1, destination, to));
   } else {
     for (int l = 0; l < g.layers; ++l)
       for (int kv = 0; kv < 2; ++kv)
@@ -260,20 +268,7 @@ Result<std::size_t> SlotArena::copy_first(const CodecLayout& layout, int64_t cou
     return copied;
   }
   TESSERA_CHECK(device_ == destination.device_, "SlotArena: a copy between host and device arenas");
-  const CacheGeometry& g = layout.geometry();
-  // One strided copy (one a layer when the layers' vectors differ): each
-  // vector's run of the first `count` slots.
-  const bool uniform = uniform_vectors(layout);
-  const int64_t rows_per_layer = int64_t{2} * layout.vectors_per_token();
-  for (int l = 0; l < (uniform ? 1 : g.layers); ++l) {
-    const int64_t rows = uniform ? rows_per_layer * g.layers : rows_per_layer;
-    const auto bytes = static_cast<int64_t>(layout.vector_bytes(l));
-    RETURN_IF_ERROR(device_->copy(
-        elements(DType::kU8, vector_offset(layout, l, 0, 0, 0), {rows, count * bytes},
-                 {slots_ * bytes, 1}),
-        destination.elements(DType::kU8, destination.vector_offset(layout, l, 0, 0, 0),
-                             {rows, count * bytes}, {destination.slots_ * bytes, 1})));
-  }
+  RETURN_IF_ERROR(copy_device_slots(layout, 0, count, destination, 0));
   for (int64_t s = 0; s < count; ++s) copy_meta(s, destination, s);
   return static_cast<std::size_t>(count) *
          (layout.token_bytes() + destination.meta_bytes_per_slot());

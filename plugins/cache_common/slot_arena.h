@@ -127,6 +127,10 @@ class SlotArena {
   // Whether every layer's vectors have the same bytes (then a slot's vectors
   // of all layers lie a vector run apart, as one strided view).
   static bool uniform_vectors(const CodecLayout& layout);
+  // Slots [from, from + count) -> destination's [to, to + count) on a device
+  // arena: the K/V bytes only.
+  Status copy_device_slots(const CodecLayout& layout, int64_t from, int64_t count,
+                           SlotArena& destination, int64_t to) const;
   // write_rows on a device arena: copies for raw layers, encode_kv for the others.
   Status write_device_rows(const CodecLayout& layout, const Tensor& k, const Tensor& v,
                            int64_t first_row, int64_t count, int64_t first_slot);
