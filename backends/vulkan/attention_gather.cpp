@@ -103,10 +103,13 @@ Status AttentionGather::check(const AttentionParams& p) {
 }
 
 bool AttentionGather::device_kv(const AttentionParams& p) {
+  bool stored = false;
   for (const KVView& view : p.views)
-    for (const KVSegment& seg : view.segments)
+    for (const KVSegment& seg : view.segments) {
       if (seg.count > 0 && !seg.k.on_host()) return true;
-  return false;
+      stored = stored || seg.count > 0;
+    }
+  return !stored;
 }
 
 bool AttentionGather::batch_on_host(const AttentionParams& p) {
@@ -188,12 +191,14 @@ void AttentionGather::gather(const AttentionParams& p, const HostBatch& batch) {
   for (std::size_t v = 0; v < p.views.size(); ++v) {
     const std::vector<int64_t>& queries = queries_of_view_[v];
     if (queries.empty()) continue;
-    for (const KVSegment& seg : p.views[v].segments) {
+    const std::span<const KVSegment> segments = p.views[v].segments;
+    for (std::size_t s = 0; s < segments.size(); ++s) {
+      const KVSegment& seg = segments[s];
       const bool host = seg.k.on_host();
       for (int64_t e = 0; e < seg.count; ++e)
         offer({host ? seg.k.f32() + e * seg.k.stride[1] : nullptr,
                host ? seg.v.f32() + e * seg.v.stride[1] : nullptr, seg.k.stride[0], seg.v.stride[0],
-               kNoTurn, static_cast<int32_t>(v), &seg, e},
+               kNoTurn, static_cast<int32_t>(v), static_cast<int32_t>(s), &seg, e},
               queries);
     }
   }
@@ -201,9 +206,9 @@ void AttentionGather::gather(const AttentionParams& p, const HostBatch& batch) {
   batch_gathered_ = batch_on_host(p);
   if (batch_gathered_)
     for (int64_t j = 0; j < n; ++j)
-      offer(device_ ? Column{nullptr, nullptr, 0, 0, kNoTurn, -1, nullptr, j}
+      offer(device_ ? Column{nullptr, nullptr, 0, 0, kNoTurn, -1, -1, nullptr, j}
                     : Column{batch.k + j * batch.k_s0, batch.v + j * batch.v_s0, batch.k_s1,
-                             batch.v_s1, kNoTurn, -1, nullptr, j},
+                             batch.v_s1, kNoTurn, -1, -1, nullptr, j},
             all_queries_);
   columns_ = static_cast<int64_t>(columns_list_.size());
   fill_mask(n);
@@ -212,6 +217,35 @@ void AttentionGather::gather(const AttentionParams& p, const HostBatch& batch) {
   } else {
     fill_keys(kv_heads, head_dim);
   }
+  remember(p);
+}
+
+void AttentionGather::remember(const AttentionParams& p) {
+  visibility_id_ = p.visibility_id;
+  rule_ = p.rule;
+  stored_keys_ = p.stored_keys;
+  segment_keys_.clear();
+  for (std::size_t v = 0; v < p.views.size(); ++v)
+    for (const KVSegment& seg : p.views[v].segments)
+      segment_keys_.push_back(
+          {static_cast<int32_t>(v), seg.count, seg.positions, seg.branches, seg.k.on_host()});
+}
+
+bool AttentionGather::plan_holds_for(const AttentionParams& p) const {
+  if (p.visibility_id == 0 || p.visibility_id != visibility_id_ || !device_ || host_columns_ != 0 ||
+      p.stored_keys != stored_keys_ || p.rule.sink != rule_.sink || p.rule.window != rule_.window ||
+      p.rule.reassign != rule_.reassign)
+    return false;
+  std::size_t at = 0;
+  for (std::size_t v = 0; v < p.views.size(); ++v)
+    for (const KVSegment& seg : p.views[v].segments) {
+      if (at == segment_keys_.size() ||
+          !(segment_keys_[at] == SegmentKey{static_cast<int32_t>(v), seg.count, seg.positions,
+                                            seg.branches, seg.k.on_host()}))
+        return false;
+      ++at;
+    }
+  return at == segment_keys_.size();
 }
 
 void AttentionGather::plan_runs(int64_t kv_heads, int64_t head_dim) {
@@ -234,10 +268,10 @@ void AttentionGather::plan_runs(int64_t kv_heads, int64_t head_dim) {
     const int64_t entry = kind == Run::kHost ? host : col.entry;
     Run* last = runs_.empty() ? nullptr : &runs_.back();
     if (last != nullptr && last->kind == kind && last->entry + last->count == entry &&
-        (kind != Run::kSegment || last->segment == col.segment)) {
+        (kind != Run::kSegment || (last->view == col.view && last->segment == col.segment_index))) {
       ++last->count;
     } else {
-      runs_.push_back({kind, col.segment, entry, c, 1});
+      runs_.push_back({kind, col.view, col.segment_index, entry, c, 1});
     }
     if (kind == Run::kHost) {
       // Packed [kv_heads, host_columns, head_dim], as stored (turned later, with the rest).

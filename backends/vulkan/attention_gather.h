@@ -52,12 +52,21 @@ class AttentionGather {
   // move.
   static bool batch_on_host(const AttentionParams& p);
 
-  // Whether a stored segment of `p` lies in device memory (check() passed).
+  // Whether the device assembles p's columns (check() passed): a stored
+  // segment lies in device memory, or nothing is stored yet. Else the
+  // entries are a host store's, gathered on the host.
   static bool device_kv(const AttentionParams& p);
 
   // Gathers for `p` (check() passed); `batch` holds the batch's keys and
   // values when batch_on_host(p) and not device_kv(p), else is unused.
   void gather(const AttentionParams& p, const HostBatch& batch);
+
+  // Whether this gather's plan (runs, turns, mask) holds for `p` as it is:
+  // a device_kv() gather without host columns, made for a call of the same
+  // forward (AttentionParams::visibility_id) with the same rule, stored_keys
+  // and segments (count, positions and branches of each). Then only the
+  // K/V differ, and the runs are read from p's own segments (segment_of).
+  bool plan_holds_for(const AttentionParams& p) const;
 
   // Where a device_kv() gather's columns come from: `count` columns from
   // `column` on are entries `entry`.. of `segment` (kSegment), batch keys
@@ -65,9 +74,13 @@ class AttentionGather {
   // [kv_heads, host_columns(), head_dim]).
   struct Run {
     enum Kind { kSegment, kBatch, kHost } kind;
-    const KVSegment* segment;
+    int32_t view, segment;  // kSegment: p.views[view].segments[segment]
     int64_t entry, column, count;
   };
+  static const KVSegment& segment_of(const AttentionParams& p, const Run& run) {
+    return p.views[static_cast<std::size_t>(run.view)]
+        .segments[static_cast<std::size_t>(run.segment)];
+  }
   // Columns [column, column + count) are turned by RoPE at
   // turn_positions()[first..first + count).
   struct TurnRun {
@@ -79,10 +92,10 @@ class AttentionGather {
   int64_t host_columns() const { return host_columns_; }
   // A single device segment whose entries, in order and unturned, are the
   // columns: bound as it lies.
-  bool in_place() const {
-    return runs_.size() == 1 && runs_[0].kind == Run::kSegment && runs_[0].entry == 0 &&
-           runs_[0].count == runs_[0].segment->count && turn_runs_.empty() &&
-           !runs_[0].segment->device_records();
+  bool in_place(const AttentionParams& p) const {
+    if (runs_.size() != 1 || runs_[0].kind != Run::kSegment || !turn_runs_.empty()) return false;
+    const KVSegment& seg = segment_of(p, runs_[0]);
+    return runs_[0].entry == 0 && runs_[0].count == seg.count && !seg.device_records();
   }
 
   int64_t columns() const { return columns_; }  // S
@@ -100,9 +113,21 @@ class AttentionGather {
     int64_t k_head, v_head;
     int64_t turn;
     int32_t view;  // -1: batch key `entry`
+    int32_t segment_index;
     const KVSegment* segment;
     int64_t entry;
   };
+  // What a plan was made from, beyond what visibility_id promises (one
+  // entry per segment, view by view).
+  struct SegmentKey {
+    int32_t view;
+    int64_t count;
+    const int32_t* positions;
+    const BranchId* branches;
+    bool on_host;
+    bool operator==(const SegmentKey&) const = default;
+  };
+  void remember(const AttentionParams& p);
   static constexpr int64_t kNoTurn = INT64_MIN;
 
   struct Query {
@@ -140,6 +165,11 @@ class AttentionGather {
   std::vector<TurnRun> turn_runs_;
   std::vector<int32_t> turn_positions_;
   int64_t host_columns_ = 0;
+  // The call the plan was made for (remember()).
+  uint64_t visibility_id_ = 0;
+  WindowRule rule_;
+  StoredKeys stored_keys_ = StoredKeys::kRotated;
+  std::vector<SegmentKey> segment_keys_;
 
   // RoPE's cos and sin for positions [0, table_positions_), as the CPU's
   // table (rope_table.h); past it they are computed on the spot.

@@ -15,6 +15,13 @@ namespace tessera {
 namespace {
 
 using vulkan::Binding;
+using vulkan::kCodesSlot;
+using vulkan::kCopySlot;
+using vulkan::kScalesSlot;
+using vulkan::kScoresSlot;
+using vulkan::kScratchSlots;
+using vulkan::kSumsSlot;
+using vulkan::need;
 using vulkan::Shader;
 using vulkan::VulkanBuffer;
 
@@ -27,10 +34,6 @@ constexpr uint64_t kMaxRecorded = 4096;
 constexpr std::size_t kUploadLimit = std::size_t{64} << 20;
 constexpr std::size_t kFirstUploadChunk = std::size_t{256} << 10;
 constexpr std::size_t kUploadsPerOp = 4;  // alignment slack reserve_uploads adds
-
-// Scratch slots (bind_scratch).
-constexpr int kCodesSlot = 0, kScalesSlot = 1, kSumsSlot = 2, kScoresSlot = 3, kCopySlot = 4,
-              kGatherKSlot = 5, kGatherVSlot = 6, kScratchSlots = 7;
 
 // elementwise.comp's OP.
 constexpr int kOpAdd = 0, kOpAddBias = 1, kOpScale = 2, kOpSwiglu = 3, kOpGeglu = 4;
@@ -72,10 +75,6 @@ bool shape_is(const Tensor& t, std::initializer_list<int64_t> shape) {
 
 bool inner_contiguous(const Tensor& t) {
   return t.rank == 0 || t.stride[static_cast<std::size_t>(t.rank - 1)] == 1;
-}
-
-Status need(bool condition, const std::string& message) {
-  return condition ? ok_status() : invalid_argument(message);
 }
 
 struct ElementwisePush {
@@ -402,6 +401,7 @@ Status VulkanBackend::flush() {
     upload_chunks_.erase(upload_chunks_.begin(), upload_chunks_.end() - 1);
   upload_used_ = 0;
   upload_total_ = 0;
+  ++upload_generation_;  // what attention's plans uploaded is gone
   return ok_status();
 }
 
@@ -852,159 +852,7 @@ Status VulkanBackend::read_extent(const char* name, const Tensor& t, std::vector
   return read(whole, std::as_writable_bytes(std::span(host)));
 }
 
-Status VulkanBackend::prepare_attention(const AttentionParams& p, MaskedAttentionParams& masked) {
-  if (!device_) return failed_precondition("the backend was not initialised (init())");
-  RETURN_IF_ERROR(vulkan::AttentionGather::check(p));
-  const int64_t n = p.q.dim(0), head_dim = p.q.dim(2), kv_heads = p.batch_k.dim(1);
-  if (vulkan::AttentionGather::device_kv(p)) return prepare_device_attention(p, masked);
-  vulkan::HostBatch batch;
-  if (n > 0 && vulkan::AttentionGather::batch_on_host(p)) {
-    // Keys turned on the host: the batch's K/V read back to be gathered too.
-    RETURN_IF_ERROR(read_extent("batch_k", p.batch_k, batch_k_host_));
-    RETURN_IF_ERROR(read_extent("batch_v", p.batch_v, batch_v_host_));
-    batch = {batch_k_host_.data(), batch_v_host_.data(), p.batch_k.stride[0],
-             p.batch_k.stride[1],  p.batch_v.stride[0],  p.batch_v.stride[1]};
-  }
-  gather_.gather(p, batch);
-  const int64_t slots = gather_.columns();
-  const auto kv_bytes = static_cast<std::size_t>(kv_heads * slots * head_dim) * sizeof(float);
-  const auto mask_bytes = static_cast<std::size_t>(n * (slots + n)) * sizeof(float);
-  // Into the upload ring, bound there by masked_attention (no copy).
-  const std::size_t bytes[3] = {kv_bytes, kv_bytes, mask_bytes};
-  const float* host[3] = {gather_.k().data(), gather_.v().data(), gather_.mask().data()};
-  for (const std::size_t b : bytes)
-    if (b > max_binding_)
-      return resource_exhausted("the gathered K/V and mask: " + std::to_string(b) +
-                                " bytes are past the device's largest binding "
-                                "(maxStorageBufferRange = " +
-                                std::to_string(max_binding_) + " bytes)");
-  RETURN_IF_ERROR(reserve_uploads(bytes[0] + bytes[1] + bytes[2]));
-  Upload up[3];
-  for (int b = 0; b < 3; ++b) {
-    auto placed = upload(host[b], bytes[b]);
-    if (!placed.ok()) return placed.status();
-    up[b] = placed.value();
-  }
-  masked.q = p.q;
-  masked.cache_k =
-      Tensor::in_buffer(*up[0].buffer, up[0].offset, DType::kF32, {kv_heads, slots, head_dim});
-  masked.cache_v =
-      Tensor::in_buffer(*up[1].buffer, up[1].offset, DType::kF32, {kv_heads, slots, head_dim});
-  masked.batch_k = p.batch_k;
-  masked.batch_v = p.batch_v;
-  masked.mask = Tensor::in_buffer(*up[2].buffer, up[2].offset, DType::kF32, {n, slots + n});
-  masked.out = p.out;
-  return ok_status();
-}
-
-Status VulkanBackend::prepare_device_attention(const AttentionParams& p,
-                                               MaskedAttentionParams& masked) {
-  const int64_t n = p.q.dim(0), head_dim = p.q.dim(2), kv_heads = p.batch_k.dim(1);
-  gather_.gather(p, vulkan::HostBatch{});
-  const int64_t slots = gather_.columns();
-  const auto mask_bytes = static_cast<std::size_t>(n * (slots + n)) * sizeof(float);
-  if (mask_bytes > max_binding_)
-    return resource_exhausted("the attention mask: " + std::to_string(mask_bytes) +
-                              " bytes are past the device's largest binding "
-                              "(maxStorageBufferRange = " +
-                              std::to_string(max_binding_) + " bytes)");
-  masked.q = p.q;
-  masked.batch_k = p.batch_k;
-  masked.batch_v = p.batch_v;
-  masked.out = p.out;
-  if (gather_.in_place()) {
-    // The store's own tensors, bound as they lie: nothing copied.
-    const vulkan::AttentionGather::Run& run = gather_.runs().front();
-    masked.cache_k = run.segment->k;
-    masked.cache_v = run.segment->v;
-  } else {
-    // The columns assembled on the device from the store's segments, the
-    // batch and any host columns, then turned where they must be.
-    const auto kv_bytes = static_cast<std::size_t>(kv_heads * slots * head_dim) * sizeof(float);
-    auto gathered_k = scratch_buffer(kGatherKSlot, kv_bytes);
-    if (!gathered_k.ok()) return gathered_k.status();
-    auto gathered_v = scratch_buffer(kGatherVSlot, kv_bytes);
-    if (!gathered_v.ok()) return gathered_v.status();
-    masked.cache_k =
-        Tensor::in_buffer(*gathered_k.value(), 0, DType::kF32, {kv_heads, slots, head_dim});
-    masked.cache_v =
-        Tensor::in_buffer(*gathered_v.value(), 0, DType::kF32, {kv_heads, slots, head_dim});
-    const int64_t host_columns = gather_.host_columns();
-    const Tensor host_k = Tensor::contiguous(const_cast<float*>(gather_.k().data()), DType::kF32,
-                                             {kv_heads, host_columns, head_dim});
-    const Tensor host_v = Tensor::contiguous(const_cast<float*>(gather_.v().data()), DType::kF32,
-                                             {kv_heads, host_columns, head_dim});
-    // The runs land in disjoint columns: one barrier after all of them.
-    gathering_ = true;
-    for (const vulkan::AttentionGather::Run& run : gather_.runs()) {
-      // [kv_heads, count, head_dim] of the source -> the run's columns.
-      const auto columns = [&](const Tensor& t) {
-        return t.view(run.column * head_dim, {kv_heads, run.count, head_dim},
-                      {slots * head_dim, head_dim, 1});
-      };
-      Tensor from_k, from_v;
-      if (run.kind == vulkan::AttentionGather::Run::kSegment && run.segment->device_records()) {
-        // Records of the store's codec, decoded into the run's columns.
-        Status decoded = decode_run(*run.segment, run.entry, run.count, columns(masked.cache_k),
-                                    columns(masked.cache_v));
-        if (!decoded.ok()) {
-          gathering_ = false;
-          return decoded;
-        }
-        continue;
-      }
-      switch (run.kind) {
-        case vulkan::AttentionGather::Run::kSegment: {
-          const Tensor& k = run.segment->k;
-          const Tensor& v = run.segment->v;
-          from_k = k.view(run.entry * k.stride[1], {kv_heads, run.count, head_dim},
-                          {k.stride[0], k.stride[1], 1});
-          from_v = v.view(run.entry * v.stride[1], {kv_heads, run.count, head_dim},
-                          {v.stride[0], v.stride[1], 1});
-          break;
-        }
-        case vulkan::AttentionGather::Run::kBatch:
-          from_k = p.batch_k.view(run.entry * p.batch_k.stride[0], {kv_heads, run.count, head_dim},
-                                  {p.batch_k.stride[1], p.batch_k.stride[0], 1});
-          from_v = p.batch_v.view(run.entry * p.batch_v.stride[0], {kv_heads, run.count, head_dim},
-                                  {p.batch_v.stride[1], p.batch_v.stride[0], 1});
-          break;
-        case vulkan::AttentionGather::Run::kHost:
-          from_k = host_k.view(run.entry * head_dim, {kv_heads, run.count, head_dim},
-                               {host_columns * head_dim, head_dim, 1});
-          from_v = host_v.view(run.entry * head_dim, {kv_heads, run.count, head_dim},
-                               {host_columns * head_dim, head_dim, 1});
-          break;
-      }
-      Status copied = copy(from_k, columns(masked.cache_k));
-      if (copied.ok()) copied = copy(from_v, columns(masked.cache_v));
-      if (!copied.ok()) {
-        gathering_ = false;
-        return copied;
-      }
-    }
-    gathering_ = false;
-    commands_->barrier();
-    for (const vulkan::AttentionGather::TurnRun& turned : gather_.turn_runs()) {
-      // The run's keys as [count, kv_heads, head_dim] rows, one position each.
-      const Tensor keys =
-          masked.cache_k.view(turned.column * head_dim, {turned.count, kv_heads, head_dim},
-                              {head_dim, slots * head_dim, 1});
-      RETURN_IF_ERROR(record_rope(keys,
-                                  std::span(gather_.turn_positions())
-                                      .subspan(static_cast<std::size_t>(turned.first),
-                                               static_cast<std::size_t>(turned.count)),
-                                  p.rope));
-    }
-  }
-  RETURN_IF_ERROR(reserve_uploads(mask_bytes));
-  auto mask = upload(gather_.mask().data(), mask_bytes);
-  if (!mask.ok()) return mask.status();
-  masked.mask =
-      Tensor::in_buffer(*mask.value().buffer, mask.value().offset, DType::kF32, {n, slots + n});
-  return ok_status();
-}
-
+// The gather and its plan: vulkan_attention.cpp.
 void VulkanBackend::attention(const AttentionParams& params) {
   run("attention", {&params.q, &params.batch_k, &params.out}, [&]() -> Status {
     MaskedAttentionParams masked;

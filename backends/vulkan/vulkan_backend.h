@@ -16,6 +16,7 @@
 // and copy returns, and every later op is a no-op.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -62,7 +63,9 @@ class VulkanBackend final : public Backend {
   uint64_t submissions() const;
   // Dispatches and copies recorded so far.
   uint64_t commands_recorded() const;
-  BackendCounters counters() const override { return {submissions(), commands_recorded()}; }
+  BackendCounters counters() const override {
+    return {submissions(), commands_recorded(), attention_plans_built_};
+  }
 
   void embedding(const Tensor& table, std::span<const int32_t> tokens, const Tensor& out) override;
   void matmul(const Tensor& x, const Tensor& w, const Tensor& out) override;
@@ -76,7 +79,9 @@ class VulkanBackend final : public Backend {
   void scale(const Tensor& x, float factor, const Tensor& out) override;
   // The entries a query may see as the columns of one dense K/V with the
   // CPU's visibility as an additive mask (attention_gather.h), run as
-  // masked_attention. Stored K/V in this device's memory are bound in place
+  // masked_attention (vulkan_attention.cpp). Over device K/V, the plan and
+  // the uploaded mask of a forward's first layer serve the layers after it
+  // (AttentionParams::visibility_id). Stored K/V in this device's memory are bound in place
   // (one segment seen whole) or assembled by recorded copies, and keys kept
   // before RoPE or sinks moved by reassign are turned by the rope shader;
   // stored K/V in host memory are gathered and turned on the host and
@@ -200,9 +205,28 @@ class VulkanBackend final : public Backend {
   bool gathering_ = false;
   // Weights adopt_weights uploaded (they live as long as the backend).
   std::vector<std::unique_ptr<vulkan::VulkanBuffer>> weights_;
-  // attention's gather (host) and the batch's K/V read back for it.
+  // attention's gather over host K/V, and the batch's K/V read back for it.
   vulkan::AttentionGather gather_;
   std::vector<float> batch_k_host_, batch_v_host_;
+  // attention's plans over device K/V, kept across the layers of a forward:
+  // a few, so that alternating layer groups (sliding-window and global
+  // layers) each find theirs. The mask stays where it was uploaded until the
+  // ring is freed (upload_generation_ moves on).
+  struct AttentionPlan {
+    vulkan::AttentionGather gather;
+    Upload mask;
+    uint64_t mask_generation = 0;  // 0: not uploaded
+    uint64_t last_used = 0;
+  };
+  static constexpr std::size_t kAttentionPlans = 4;
+  std::array<AttentionPlan, kAttentionPlans> plans_;
+  uint64_t plan_clock_ = 0;
+  uint64_t upload_generation_ = 1;
+  uint64_t attention_plans_built_ = 0;
+  // The plan that holds for p, or the least recently used one, gathered anew.
+  AttentionPlan& plan_for(const AttentionParams& p);
+  Status device_columns(const AttentionParams& p, const vulkan::AttentionGather& gather,
+                        MaskedAttentionParams& masked);
   uint64_t max_binding_ = 0;
   uint64_t alignment_ = 16;
   Status error_;

@@ -1,10 +1,24 @@
-// VulkanBackend::dispatch, shared by the files that record the backend's
-// shaders (vulkan_backend.cpp, vulkan_kv_records.cpp).
+// VulkanBackend::dispatch, the scratch slots and the argument check, shared
+// by the files that record the backend's work (vulkan_backend.cpp,
+// vulkan_attention.cpp, vulkan_kv_records.cpp).
 #pragma once
+
+#include <string>
 
 #include "backends/vulkan/vulkan_backend.h"
 
 namespace tessera {
+namespace vulkan {
+
+// Scratch slots (VulkanBackend::bind_scratch / scratch_buffer).
+constexpr int kCodesSlot = 0, kScalesSlot = 1, kSumsSlot = 2, kScoresSlot = 3, kCopySlot = 4,
+              kGatherKSlot = 5, kGatherVSlot = 6, kScratchSlots = 7;
+
+inline Status need(bool condition, const std::string& message) {
+  return condition ? ok_status() : invalid_argument(message);
+}
+
+}  // namespace vulkan
 
 template <typename Push>
 Status VulkanBackend::dispatch(vulkan::Shader shader, int32_t variant,

@@ -1,5 +1,6 @@
 #include "core/backend/backend.h"
 
+#include <atomic>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -25,6 +26,11 @@ Status check_host_transfer(const char* what, const Tensor& tensor, std::size_t b
 }
 
 }  // namespace
+
+uint64_t next_visibility_id() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
 
 std::string_view buffer_usage_name(BufferUsage usage) {
   switch (usage) {

@@ -77,7 +77,21 @@ struct AttentionParams {
   StoredKeys stored_keys = StoredKeys::kRotated;
   RopeSpec rope;  // the layer's: for keys rotated at read, and sinks moved by `reassign`
   Tensor out;     // f32 [n, heads, head_dim]
+  // Non-zero: the calls of one forward over one batch carry the same id
+  // (next_visibility_id()), and between them nothing is stored: positions,
+  // view_of, branches and in_batch are the same spans and the stores'
+  // entries the same (each layer's own K/V, at the same positions). A
+  // backend may then keep what it derived from the visibility (a device's
+  // mask and gather plan, built and uploaded once, not once per layer), as
+  // long as it checks what may still differ between layers: the rule (a
+  // sliding-window layer's), stored_keys and which segments each view holds.
+  // 0: no promise. (ABI 8.3; docs/backends.md, step 3)
+  uint64_t visibility_id = 0;
 };
+
+// A fresh visibility id, unique in the process (never 0): one per forward
+// chunk, shared by its layers' attention calls.
+uint64_t next_visibility_id();
 
 // One fixed-shape attention call (the embedded block-diffusion step,
 // algorithms.md §2.5, docs/block-diffusion.md): n queries over EVERY slot of
@@ -133,6 +147,11 @@ void for_each_copy_run(
 struct BackendCounters {
   uint64_t submissions = 0;  // batches of work handed to the device (vkQueueSubmit)
   uint64_t commands = 0;     // ops' dispatches and copies recorded into them
+  // Attention visibilities derived and uploaded (a mask and gather plan): a
+  // device backend that keeps one across a forward's layers
+  // (AttentionParams::visibility_id) counts one per forward per layer group,
+  // not one per layer. (ABI 8.3)
+  uint64_t attention_plans = 0;
 };
 
 struct BackendOptions {

@@ -509,6 +509,9 @@ void Transformer::set_up_chunk(const CheckedCacheStore& cache, const Batch& batc
   chunk.store_rule = options.unwindowed ? WindowRule{} : cache.policy().rule;
   params.stored_keys = cache.stored_keys();
   params.out = at(attn_, 0, {n, c.n_heads, c.head_dim});
+  // The layers below store nothing until the chunk is done: one visibility
+  // for all of them (a device builds and uploads its mask once).
+  params.visibility_id = next_visibility_id();
 }
 
 // The residual stream's first rows: the tokens' embeddings, or hidden_in's

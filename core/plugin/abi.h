@@ -59,12 +59,14 @@
 // backend allocates); Backend::copy takes strided tensors. 8.2: K/V records
 // on a device (step 5): Compressor::record_layout, Backend::
 // supports_kv_records / encode_kv / round_trip_kv appended, DType::kU8, and a
-// KVSegment may hold device records (KVSegment::device_records).
+// KVSegment may hold device records (KVSegment::device_records). 8.3: the
+// visibility once per forward (step 3): AttentionParams::visibility_id
+// appended.
 #ifndef TESSERA_ABI_MAJOR
 #define TESSERA_ABI_MAJOR 8
 #endif
 #ifndef TESSERA_ABI_MINOR
-#define TESSERA_ABI_MINOR 2
+#define TESSERA_ABI_MINOR 3
 #endif
 
 #define TESSERA_STRINGIFY_INNER(x) #x

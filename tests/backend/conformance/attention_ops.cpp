@@ -1,11 +1,13 @@
 // The attention ops: masked_attention (head sizes 64/128/256, GQA 1/2/4,
 // queries that see nothing, NaN in slots nobody sees), cache_update (NaN in
-// the slots it drops) and attention over stored K/V on the host, as the CPU
-// attention tests build it (several segments and sequences, keys kept before
-// RoPE, a sink + window rule).
+// the slots it drops) and attention over stored K/V on the host and in the
+// backend's memory, as the CPU attention tests build it (several segments and
+// sequences, keys kept before RoPE, a sink + window rule), two layers of one
+// forward at a time.
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "tests/backend/conformance/cases.h"
@@ -121,52 +123,46 @@ void cache_update_case(Conformance& t, const CacheUpdateCase& c) {
 }
 
 // The stored K/V of one sequence on the host, [kv_heads, m, head_dim], and
-// its segments over it.
+// its segments over it; `positions` is shared by every layer, as a store's.
 struct StoredSequence {
   std::vector<float> k, v;
-  std::vector<int32_t> positions;
   std::vector<KVSegment> segments;
 };
 
-// With `stored_in_backend`, the stored K/V lie in the backend's memory
-// (BufferUsage::kKV), as a store that took the backend keeps them, and the
-// segments are views into it.
+// One layer's call: its values, the reference's result, and the backend's
+// tensors and segments.
+struct LayerCall {
+  std::vector<StoredSequence> sequences;
+  std::vector<KVView> views;
+  std::vector<float> q, bk, bv, want;
+  DeviceTensor dq, dbk, dbv, dout;
+  std::vector<DeviceTensor> stored;
+  std::vector<std::vector<KVSegment>> device_segments;
+  std::vector<KVView> device_views;
+};
+
+// Two layers of one forward: the same visibility (AttentionParams::
+// visibility_id) over other values, recorded one after the other and read
+// after both, so a backend that keeps its plan and mask across layers must
+// still read each layer's own K/V. With `stored_in_backend`, the stored K/V
+// lie in the backend's memory (BufferUsage::kKV), as a store that took the
+// backend keeps them, and the segments are views into it.
 void attention_case(Conformance& t, const AttentionCase& c, bool stored_in_backend) {
   SCOPED_TRACE(c.label() + (stored_in_backend ? ", stored K/V in the backend" : ""));
   Backend& b = t.backend();
   const int64_t hd = c.head_dim;
   int64_t n = 0;
   for (int64_t count_of : c.batch) n += count_of;
-  std::vector<StoredSequence> sequences(c.stored.size());
+  std::vector<std::vector<int32_t>> stored_positions(c.stored.size());
   std::vector<int32_t> positions, view_of;
-  uint64_t seed = c.seed * 100;
   for (std::size_t s = 0; s < c.stored.size(); ++s) {
-    StoredSequence& seq = sequences[s];
     const int64_t m = c.stored[s];
-    seq.k = random_values(static_cast<std::size_t>(c.kv_heads * m * hd), seed++, 2.0f);
-    seq.v = random_values(static_cast<std::size_t>(c.kv_heads * m * hd), seed++);
-    for (int64_t j = 0; j < m; ++j) seq.positions.push_back(static_cast<int32_t>(j));
-    const int parts = m == 0 ? 0 : std::min<int>(c.segments, static_cast<int>(m));
-    int64_t start = 0;
-    for (int part = 0; part < parts; ++part) {
-      const int64_t end = m * (part + 1) / parts;
-      KVSegment seg;
-      seg.count = end - start;
-      seg.positions = seq.positions.data() + start;
-      seg.k = host_tensor(seq.k.data() + start * hd, DType::kF32, {c.kv_heads, seg.count, hd});
-      seg.k.stride = {m * hd, hd, 1, 0};
-      seg.v = host_tensor(seq.v.data() + start * hd, DType::kF32, {c.kv_heads, seg.count, hd});
-      seg.v.stride = {m * hd, hd, 1, 0};
-      seq.segments.push_back(seg);
-      start = end;
-    }
+    for (int64_t j = 0; j < m; ++j) stored_positions[s].push_back(static_cast<int32_t>(j));
     for (int64_t i = 0; i < c.batch[s]; ++i) {
       positions.push_back(static_cast<int32_t>(m + i));
       view_of.push_back(static_cast<int32_t>(s));
     }
   }
-  std::vector<KVView> views;
-  for (const StoredSequence& seq : sequences) views.push_back(KVView{seq.segments});
   // Causal within a sequence; sequences do not see each other.
   const int64_t words = (n + 63) / 64;
   std::vector<uint64_t> mask(static_cast<std::size_t>(n * words), 0);
@@ -177,46 +173,73 @@ void attention_case(Conformance& t, const AttentionCase& c, bool stored_in_backe
 
   const Shape q_shape = {n, c.heads, hd};
   const Shape kv_shape = {n, c.kv_heads, hd};
-  std::vector<float> q = random_values(count(q_shape), seed++, 2.0f);
-  std::vector<float> bk = random_values(count(kv_shape), seed++, 2.0f);
-  std::vector<float> bv = random_values(count(kv_shape), seed++);
-  std::vector<float> want(count(q_shape));
-  AttentionParams ref;
-  ref.q = host_tensor(q.data(), DType::kF32, q_shape);
-  ref.batch_k = host_tensor(bk.data(), DType::kF32, kv_shape);
-  ref.batch_v = host_tensor(bv.data(), DType::kF32, kv_shape);
-  ref.positions = positions;
-  ref.views = views;
-  ref.view_of = view_of;
-  ref.in_batch = {mask, words};
-  ref.rule = c.rule;
-  ref.stored_keys = c.stored_keys;
-  ref.rope = llama_rope(10000.0f);
-  if (c.stored_keys == StoredKeys::kBeforeRope) ref.rope.pairs = RopePairs::kHalves;
-  ref.out = host_tensor(want.data(), DType::kF32, q_shape);
-  t.reference().attention(ref);
-
   const BufferUsage act = BufferUsage::kActivations;
-  CONFORMANCE_ASSIGN_OR_FAIL(DeviceTensor dq, upload_f32(b, act, q_shape, q));
-  CONFORMANCE_ASSIGN_OR_FAIL(DeviceTensor dbk, upload_f32(b, act, kv_shape, bk));
-  CONFORMANCE_ASSIGN_OR_FAIL(DeviceTensor dbv, upload_f32(b, act, kv_shape, bv));
-  CONFORMANCE_ASSIGN_OR_FAIL(DeviceTensor dout, allocate_tensor(b, act, DType::kF32, q_shape));
-  AttentionParams p = ref;
-  p.q = dq.tensor;
-  p.batch_k = dbk.tensor;
-  p.batch_v = dbv.tensor;
-  p.out = dout.tensor;
-  std::vector<DeviceTensor> stored;
-  std::vector<std::vector<KVSegment>> device_segments(sequences.size());
-  std::vector<KVView> device_views;
-  if (stored_in_backend) {
-    for (std::size_t s = 0; s < sequences.size(); ++s) {
-      const StoredSequence& seq = sequences[s];
+  const uint64_t visibility = next_visibility_id();
+  constexpr int kLayers = 2;
+  std::vector<LayerCall> layers(kLayers);
+  std::vector<AttentionParams> calls(kLayers);
+  for (int l = 0; l < kLayers; ++l) {
+    LayerCall& call = layers[static_cast<std::size_t>(l)];
+    uint64_t seed = c.seed * 100 + static_cast<uint64_t>(l) * 50;
+    call.sequences.resize(c.stored.size());
+    for (std::size_t s = 0; s < c.stored.size(); ++s) {
+      StoredSequence& seq = call.sequences[s];
       const int64_t m = c.stored[s];
-      if (m == 0) {
-        device_views.push_back(KVView{});
-        continue;
+      seq.k = random_values(static_cast<std::size_t>(c.kv_heads * m * hd), seed++, 2.0f);
+      seq.v = random_values(static_cast<std::size_t>(c.kv_heads * m * hd), seed++);
+      const int parts = m == 0 ? 0 : std::min<int>(c.segments, static_cast<int>(m));
+      int64_t start = 0;
+      for (int part = 0; part < parts; ++part) {
+        const int64_t end = m * (part + 1) / parts;
+        KVSegment seg;
+        seg.count = end - start;
+        seg.positions = stored_positions[s].data() + start;
+        seg.k = host_tensor(seq.k.data() + start * hd, DType::kF32, {c.kv_heads, seg.count, hd});
+        seg.k.stride = {m * hd, hd, 1, 0};
+        seg.v = host_tensor(seq.v.data() + start * hd, DType::kF32, {c.kv_heads, seg.count, hd});
+        seg.v.stride = {m * hd, hd, 1, 0};
+        seq.segments.push_back(seg);
+        start = end;
       }
+    }
+    for (const StoredSequence& seq : call.sequences) call.views.push_back(KVView{seq.segments});
+    call.q = random_values(count(q_shape), seed++, 2.0f);
+    call.bk = random_values(count(kv_shape), seed++, 2.0f);
+    call.bv = random_values(count(kv_shape), seed++);
+    call.want.resize(count(q_shape));
+    AttentionParams ref;
+    ref.q = host_tensor(call.q.data(), DType::kF32, q_shape);
+    ref.batch_k = host_tensor(call.bk.data(), DType::kF32, kv_shape);
+    ref.batch_v = host_tensor(call.bv.data(), DType::kF32, kv_shape);
+    ref.positions = positions;
+    ref.views = call.views;
+    ref.view_of = view_of;
+    ref.in_batch = {mask, words};
+    ref.rule = c.rule;
+    ref.stored_keys = c.stored_keys;
+    ref.rope = llama_rope(10000.0f);
+    if (c.stored_keys == StoredKeys::kBeforeRope) ref.rope.pairs = RopePairs::kHalves;
+    ref.out = host_tensor(call.want.data(), DType::kF32, q_shape);
+    t.reference().attention(ref);
+
+    CONFORMANCE_ASSIGN_OR_FAIL(call.dq, upload_f32(b, act, q_shape, call.q));
+    CONFORMANCE_ASSIGN_OR_FAIL(call.dbk, upload_f32(b, act, kv_shape, call.bk));
+    CONFORMANCE_ASSIGN_OR_FAIL(call.dbv, upload_f32(b, act, kv_shape, call.bv));
+    CONFORMANCE_ASSIGN_OR_FAIL(call.dout, allocate_tensor(b, act, DType::kF32, q_shape));
+    AttentionParams& p = calls[static_cast<std::size_t>(l)];
+    p = ref;
+    p.q = call.dq.tensor;
+    p.batch_k = call.dbk.tensor;
+    p.batch_v = call.dbv.tensor;
+    p.out = call.dout.tensor;
+    p.visibility_id = visibility;
+    if (!stored_in_backend) continue;
+    call.device_segments.resize(call.sequences.size());
+    call.device_views.resize(call.sequences.size());
+    for (std::size_t s = 0; s < call.sequences.size(); ++s) {
+      const StoredSequence& seq = call.sequences[s];
+      const int64_t m = c.stored[s];
+      if (m == 0) continue;
       const Shape shape = {c.kv_heads, m, hd};
       CONFORMANCE_ASSIGN_OR_FAIL(DeviceTensor dk, upload_f32(b, BufferUsage::kKV, shape, seq.k));
       CONFORMANCE_ASSIGN_OR_FAIL(DeviceTensor dv, upload_f32(b, BufferUsage::kKV, shape, seq.v));
@@ -225,19 +248,25 @@ void attention_case(Conformance& t, const AttentionCase& c, bool stored_in_backe
         KVSegment seg = host;
         seg.k = dk.tensor.view(start * hd, {c.kv_heads, seg.count, hd}, {m * hd, hd, 1});
         seg.v = dv.tensor.view(start * hd, {c.kv_heads, seg.count, hd}, {m * hd, hd, 1});
-        device_segments[s].push_back(seg);
+        call.device_segments[s].push_back(seg);
         start += seg.count;
       }
-      stored.push_back(std::move(dk));
-      stored.push_back(std::move(dv));
-      device_views.push_back(KVView{device_segments[s]});
+      call.stored.push_back(std::move(dk));
+      call.stored.push_back(std::move(dv));
     }
-    p.views = device_views;
+    for (std::size_t s = 0; s < call.sequences.size(); ++s)
+      if (c.stored[s] != 0) call.device_views[s] = KVView{call.device_segments[s]};
+    p.views = call.device_views;
   }
-  b.attention(p);
+  CONFORMANCE_SYNC(b);  // the uploads done: both calls recorded into one submission
+  for (const AttentionParams& p : calls) b.attention(p);
   CONFORMANCE_SYNC(b);
-  CONFORMANCE_ASSIGN_OR_FAIL(std::vector<float> got, download_f32(b, dout.tensor));
-  t.expect_conforms(BackendOp::kAttention, DType::kF32, c.label(), got, want);
+  for (int l = 0; l < kLayers; ++l) {
+    SCOPED_TRACE("layer " + std::to_string(l) + " of the forward");
+    const LayerCall& call = layers[static_cast<std::size_t>(l)];
+    CONFORMANCE_ASSIGN_OR_FAIL(std::vector<float> got, download_f32(b, call.dout.tensor));
+    t.expect_conforms(BackendOp::kAttention, DType::kF32, c.label(), got, call.want);
+  }
 }
 
 }  // namespace

@@ -192,6 +192,31 @@ TEST_P(BackendModels, StoresMatchTheCpu) {
   }
 }
 
+// The visibility is derived and uploaded once per forward, not once per
+// layer (AttentionParams::visibility_id): on a backend that counts its
+// attention plans, stories260K's five layers share one per forward, with
+// the stored K/V bound whole (static) or gathered from blocks (paged).
+TEST_P(BackendModels, OneAttentionPlanPerForward) {
+  const std::string model = kSharedModels + "stories260K.gguf";
+  for (const std::string& store : {std::string("plugin = \"static\"\n"),
+                                   std::string("plugin = \"paged\"\nblock_size = 16\n")}) {
+    SCOPED_TRACE(store);
+    auto device = engine_on(GetParam(), model, store);
+    ASSERT_TRUE(device.ok()) << device.status().to_string();
+    Engine& engine = **device;
+    ASSERT_EQ(engine.model().config.n_layers, 5);
+    const uint64_t plans_before = engine.backend().counters().attention_plans;
+    const int64_t forwards_before = engine.counters().target_forwards;
+    EXPECT_EQ(greedy(engine, excerpt(engine, 8), 24).size(), 24u);
+    const uint64_t plans = engine.backend().counters().attention_plans - plans_before;
+    const int64_t forwards = engine.counters().target_forwards - forwards_before;
+    if (plans == 0) GTEST_SKIP() << GetParam() << " counts no attention plans";
+    EXPECT_GE(forwards, 24);
+    EXPECT_EQ(plans, static_cast<uint64_t>(forwards))
+        << "one plan per forward (each forward is one chunk here), not one per layer";
+  }
+}
+
 TEST_P(BackendModels, GreedyTextMatchesTheCpu) {
   for (const std::string& model : model_files()) {
     auto cpu = engine_on("cpu", model);
