@@ -1,13 +1,11 @@
 #include "backends/vulkan/attention_gather.h"
 
 #include <algorithm>
-#include <limits>
 #include <string>
 
 namespace tessera::vulkan {
 namespace {
 
-constexpr float kHidden = -std::numeric_limits<float>::infinity();
 // Positions whose cos and sin are kept in the table (as the CPU's, at most).
 constexpr int64_t kTablePositions = int64_t{1} << 16;
 
@@ -296,16 +294,19 @@ void AttentionGather::plan_runs(int64_t kv_heads, int64_t head_dim) {
 }
 
 void AttentionGather::fill_mask(int64_t n) {
-  const int64_t width = columns_ + n;
-  mask_.assign(static_cast<std::size_t>(n * width), kHidden);
+  mask_words_ = (columns_ + n + 31) / 32;
+  mask_bits_.assign(static_cast<std::size_t>(n * mask_words_), 0);
+  const auto see = [&](int64_t i, int64_t column) {
+    mask_bits_[static_cast<std::size_t>(i * mask_words_ + column / 32)] |= uint32_t{1}
+                                                                           << (column % 32);
+  };
   for (int64_t c = 0; c < columns_; ++c) {
     const Column& col = columns_list_[static_cast<std::size_t>(c)];
     const std::vector<int64_t>& queries =
         col.view < 0 ? all_queries_ : queries_of_view_[static_cast<std::size_t>(col.view)];
     for (int64_t i : queries) {
       int64_t turn = 0;
-      if (sees(i, col, turn) && turn == col.turn)
-        mask_[static_cast<std::size_t>(i * width + c)] = 0;
+      if (sees(i, col, turn) && turn == col.turn) see(i, c);
     }
   }
   if (batch_gathered_) return;  // the batch columns stay hidden
@@ -313,7 +314,7 @@ void AttentionGather::fill_mask(int64_t n) {
     const int64_t t = queries_[static_cast<std::size_t>(i)].position;
     for (int64_t j = 0; j < n; ++j)
       if (p_->in_batch.sees(i, j) && p_->rule.sees(t, p_->positions[static_cast<std::size_t>(j)]))
-        mask_[static_cast<std::size_t>(i * width + columns_ + j)] = 0;
+        see(i, columns_ + j);
   }
 }
 

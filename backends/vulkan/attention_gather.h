@@ -1,6 +1,6 @@
 // Backend::attention on the Vulkan backend: every stored entry a query of its
 // view may see becomes a column of one dense K and V [kv_heads, S, head_dim],
-// with the additive mask [n, S + n] (0 seen, -inf hidden) built on the host
+// with a mask of a bit per query and column [n, S + n] (seen or hidden) built on the host
 // from the CPU's rule (backends/cpu/visible_keys.h), so that masked_attention
 // (shaders/masked_attention.comp) gives what the CPU's attention gives.
 //
@@ -101,7 +101,10 @@ class AttentionGather {
   int64_t columns() const { return columns_; }  // S
   const std::vector<float>& k() const { return k_; }
   const std::vector<float>& v() const { return v_; }
-  const std::vector<float>& mask() const { return mask_; }
+  // Which columns each query sees: [n, mask_words()] words, bit c % 32 of
+  // word c / 32 for column c (S stored columns, then the n batch keys).
+  const std::vector<uint32_t>& mask_bits() const { return mask_bits_; }
+  int64_t mask_words() const { return mask_words_; }
 
  private:
   // One gathered entry: its key and value (kv head 0, then every head_stride
@@ -160,7 +163,9 @@ class AttentionGather {
   bool batch_gathered_ = false;
   bool device_ = false;
   int64_t columns_ = 0;
-  std::vector<float> k_, v_, mask_;
+  std::vector<float> k_, v_;
+  std::vector<uint32_t> mask_bits_;
+  int64_t mask_words_ = 0;
   std::vector<Run> runs_;
   std::vector<TurnRun> turn_runs_;
   std::vector<int32_t> turn_positions_;

@@ -1,10 +1,9 @@
 // Backend::attention on the Vulkan backend: the visibility as the columns of
-// one dense K/V and an additive mask (attention_gather.h), run by
-// masked_attention. Over K/V in the device's memory the plan (which columns
-// come from where, which are turned) and the uploaded mask are made by a
-// forward's first layer and reused by the layers after it
-// (AttentionParams::visibility_id): what a layer records is then its copies
-// and turns only, with nothing built or uploaded on the host.
+// one dense K/V and a mask of a bit per query and column (attention_gather.h),
+// run by masked_attention's bit-mask variant. Over K/V in the device's memory the plan (which
+// columns come from where, which are turned) and the uploaded mask are made by a forward's first
+// layer and reused by the layers after it (AttentionParams::visibility_id): what a layer records is
+// then its copies and turns only, with nothing built or uploaded on the host.
 #include <algorithm>
 #include <string>
 
@@ -33,10 +32,11 @@ Status VulkanBackend::prepare_attention(const AttentionParams& p, MaskedAttentio
   ++attention_plans_built_;
   const int64_t slots = gather_.columns();
   const auto kv_bytes = static_cast<std::size_t>(kv_heads * slots * head_dim) * sizeof(float);
-  const auto mask_bytes = static_cast<std::size_t>(n * (slots + n)) * sizeof(float);
+  const int64_t mask_row = gather_.mask_words() * 4;
+  const auto mask_bytes = static_cast<std::size_t>(n * mask_row);
   // Into the upload ring, bound there by masked_attention (no copy).
   const std::size_t bytes[3] = {kv_bytes, kv_bytes, mask_bytes};
-  const float* host[3] = {gather_.k().data(), gather_.v().data(), gather_.mask().data()};
+  const void* host[3] = {gather_.k().data(), gather_.v().data(), gather_.mask_bits().data()};
   for (const std::size_t b : bytes)
     if (b > max_binding_)
       return resource_exhausted("the gathered K/V and mask: " + std::to_string(b) +
@@ -57,7 +57,7 @@ Status VulkanBackend::prepare_attention(const AttentionParams& p, MaskedAttentio
       Tensor::in_buffer(*up[1].buffer, up[1].offset, DType::kF32, {kv_heads, slots, head_dim});
   masked.batch_k = p.batch_k;
   masked.batch_v = p.batch_v;
-  masked.mask = Tensor::in_buffer(*up[2].buffer, up[2].offset, DType::kF32, {n, slots + n});
+  masked.mask = Tensor::in_buffer(*up[2].buffer, up[2].offset, DType::kU8, {n, mask_row});
   masked.out = p.out;
   return ok_status();
 }
@@ -84,7 +84,8 @@ Status VulkanBackend::prepare_device_attention(const AttentionParams& p,
   AttentionPlan& plan = plan_for(p);
   const vulkan::AttentionGather& gather = plan.gather;
   const int64_t slots = gather.columns();
-  const auto mask_bytes = static_cast<std::size_t>(n * (slots + n)) * sizeof(float);
+  const int64_t mask_row = gather.mask_words() * 4;
+  const auto mask_bytes = static_cast<std::size_t>(n * mask_row);
   if (mask_bytes > max_binding_)
     return resource_exhausted("the attention mask: " + std::to_string(mask_bytes) +
                               " bytes are past the device's largest binding "
@@ -115,12 +116,12 @@ Status VulkanBackend::prepare_device_attention(const AttentionParams& p,
     // Uploaded by the first layer of its forward; reserve_uploads may submit
     // (and free the ring), so the generation is read after it.
     RETURN_IF_ERROR(reserve_uploads(mask_bytes));
-    auto mask = upload(gather.mask().data(), mask_bytes);
+    auto mask = upload(gather.mask_bits().data(), mask_bytes);
     if (!mask.ok()) return mask.status();
     plan.mask = mask.value();
     plan.mask_generation = upload_generation_;
   }
-  masked.mask = Tensor::in_buffer(*plan.mask.buffer, plan.mask.offset, DType::kF32, {n, slots + n});
+  masked.mask = Tensor::in_buffer(*plan.mask.buffer, plan.mask.offset, DType::kU8, {n, mask_row});
   return ok_status();
 }
 

@@ -862,8 +862,12 @@ void VulkanBackend::attention(const AttentionParams& params) {
 }
 
 Status VulkanBackend::record_masked_attention(const MaskedAttentionParams& p) {
-  for (const Tensor* t : {&p.q, &p.cache_k, &p.cache_v, &p.batch_k, &p.batch_v, &p.mask, &p.out})
+  for (const Tensor* t : {&p.q, &p.cache_k, &p.cache_v, &p.batch_k, &p.batch_v, &p.out})
     RETURN_IF_ERROR(need(t->dtype == DType::kF32 && t->rank >= 2, "tensors must be f32"));
+  // A u8 mask is attention's: a bit per key, rows of whole 32-bit words.
+  const bool mask_bits = p.mask.dtype == DType::kU8;
+  RETURN_IF_ERROR(need((p.mask.dtype == DType::kF32 || mask_bits) && p.mask.rank == 2,
+                       "mask must be f32 [n, slots + n]"));
   RETURN_IF_ERROR(need(p.q.rank == 3, "q must be [n, heads, head_dim]"));
   const int64_t n = p.q.dim(0), heads = p.q.dim(1), head_dim = p.q.dim(2);
   RETURN_IF_ERROR(need(p.cache_k.rank == 3, "cache_k must be [kv_heads, slots, head_dim]"));
@@ -876,7 +880,12 @@ Status VulkanBackend::record_masked_attention(const MaskedAttentionParams& p) {
   RETURN_IF_ERROR(need(
       shape_is(p.batch_k, {n, kv_heads, head_dim}) && shape_is(p.batch_v, {n, kv_heads, head_dim}),
       "batch_k and batch_v must be [n, kv_heads, head_dim]"));
-  RETURN_IF_ERROR(need(shape_is(p.mask, {n, slots + n}), "mask must be [n, slots + n]"));
+  const int64_t mask_row = mask_bits ? (slots + n + 31) / 32 * 4 : slots + n;
+  RETURN_IF_ERROR(need(shape_is(p.mask, {n, mask_row}) &&
+                           (!mask_bits || (p.mask.offset % 4 == 0 && p.mask.stride[0] % 4 == 0)),
+                       mask_bits ? "a bit mask must be u8 [n, 4 * ceil((slots + n) / 32)] of "
+                                   "whole words"
+                                 : "mask must be [n, slots + n]"));
   RETURN_IF_ERROR(need(shape_is(p.out, {n, heads, head_dim}), "out must be [n, heads, head_dim]"));
   if (n == 0 || heads == 0 || head_dim == 0) return ok_status();
   Bound b[7];
@@ -909,10 +918,12 @@ Status VulkanBackend::record_masked_attention(const MaskedAttentionParams& p) {
   push.bk_s1 = u32(p.batch_k.stride[1]);
   push.bv_off = b[4].first, push.bv_s0 = u32(p.batch_v.stride[0]);
   push.bv_s1 = u32(p.batch_v.stride[1]);
-  push.m_off = b[5].first, push.m_s0 = u32(p.mask.stride[0]);
+  // A bit mask is bound by byte (u8) and read by word.
+  push.m_off = mask_bits ? b[5].first / 4 : b[5].first;
+  push.m_s0 = u32(mask_bits ? p.mask.stride[0] / 4 : p.mask.stride[0]);
   push.o_off = b[6].first, push.o_s0 = u32(p.out.stride[0]), push.o_s1 = u32(p.out.stride[1]);
   push.scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
-  return dispatch(Shader::kMaskedAttention, 0,
+  return dispatch(Shader::kMaskedAttention, mask_bits ? 1 : 0,
                   {b[0], b[1], b[2], b[3], b[4], b[5], b[6], scores.value()}, push,
                   static_cast<uint64_t>(n * heads));
 }

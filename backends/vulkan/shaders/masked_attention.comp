@@ -3,12 +3,16 @@
 // their max and the sum of exp(score - max) are reduced in shared memory,
 // then each thread sums the weighted values of its dimensions in key order.
 // A query that sees nothing gets zeros; a hidden key is never read.
+// MASK_BITS 1 (Backend::attention, whose masks are 0 or -inf only): the mask
+// is a bit per key instead, 1 seen, in 32-bit words (m_off and m_s0 count
+// words), a 32nd of the bytes; a seen key adds 0, so the scores are the f32
+// mask's bit for bit.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 
 layout(local_size_x = 64) in;
-layout(constant_id = 0) const int UNUSED = 0;
+layout(constant_id = 0) const int MASK_BITS = 0;
 
 layout(std430, binding = 0) readonly buffer Q { float q[]; };
 layout(std430, binding = 1) readonly buffer CK { float ck[]; };
@@ -16,6 +20,7 @@ layout(std430, binding = 2) readonly buffer CV { float cv[]; };
 layout(std430, binding = 3) readonly buffer BK { float bk[]; };
 layout(std430, binding = 4) readonly buffer BV { float bv[]; };
 layout(std430, binding = 5) readonly buffer Mask { float mask[]; };
+layout(std430, binding = 5) readonly buffer MaskWords { uint mask_words[]; };
 layout(std430, binding = 6) writeonly buffer Out { float o[]; };
 layout(std430, binding = 7) buffer Scores { float scores[]; };
 
@@ -49,6 +54,14 @@ float value_element(uint at, uint c, uint d) {
   return c < p.slots ? cv[at + d] : bv[at + d];
 }
 
+// What key c of the row at mb adds to its score: 0 or the mask's value
+// when seen, -inf when hidden.
+float mask_at(uint mb, uint c) {
+  if (MASK_BITS == 1)
+    return ((mask_words[mb + c / 32u] >> (c % 32u)) & 1u) != 0u ? 0.0 : negative_infinity();
+  return mask[mb + c];
+}
+
 void main() {
   const uint g = flat_group();
   const uint h = g % p.heads;
@@ -65,7 +78,7 @@ void main() {
 
   float top = hidden;
   for (uint c = tid; c < width; c += WG) {
-    const float m = mask[mb + c];
+    const float m = mask_at(mb, c);
     float score = hidden;
     if (m != hidden) {
       const uint at = key_at(false, c, kv);
@@ -92,7 +105,7 @@ void main() {
   for (uint c = tid; c < width; c += WG) {
     // -1 marks a hidden key for the pass below (a weight is never negative).
     float weight = -1.0;
-    if (mask[mb + c] != hidden) {
+    if (mask_at(mb, c) != hidden) {
       weight = exp(scores[srow + c] - top);
       sum += weight;
     }
