@@ -91,11 +91,12 @@ class AttentionGather {
   const std::vector<int32_t>& turn_positions() const { return turn_positions_; }
   int64_t host_columns() const { return host_columns_; }
   // A single device segment whose entries, in order and unturned, are the
-  // columns: bound as it lies.
+  // columns: bound as it lies (raw f32, or records attention reads as
+  // stored).
   bool in_place(const AttentionParams& p) const {
     if (runs_.size() != 1 || runs_[0].kind != Run::kSegment || !turn_runs_.empty()) return false;
     const KVSegment& seg = segment_of(p, runs_[0]);
-    return runs_[0].entry == 0 && runs_[0].count == seg.count && !seg.device_records();
+    return runs_[0].entry == 0 && runs_[0].count == seg.count;
   }
 
   int64_t columns() const { return columns_; }  // S

@@ -105,6 +105,7 @@ struct MaskedAttentionPush {
   uint32_t q_off, q_s0, q_s1, ck_off, ck_s0, ck_s1, cv_off, cv_s0, cv_s1;
   uint32_t bk_off, bk_s0, bk_s1, bv_off, bv_s0, bv_s1, m_off, m_s0, o_off, o_s0, o_s1;
   float scale;
+  uint32_t group;
 };
 struct CacheUpdatePush {
   uint32_t kv_heads, slots, head_dim, n, c_off, c_s0, c_s1, k_off, i_off, i_s0, r_off, r_s0, r_s1;
@@ -184,7 +185,9 @@ uint64_t VulkanBackend::submissions() const {
 }
 
 uint64_t VulkanBackend::commands_recorded() const {
-  return commands_total_ + (commands_ ? commands_->recorded() : 0);
+  // A submitted recording is in commands_total_ already (its count is reset
+  // only when the next one begins).
+  return commands_total_ + (commands_ && commands_->recording() ? commands_->recorded() : 0);
 }
 
 std::vector<DeviceInfo> VulkanBackend::devices() const {
@@ -856,14 +859,23 @@ Status VulkanBackend::read_extent(const char* name, const Tensor& t, std::vector
 void VulkanBackend::attention(const AttentionParams& params) {
   run("attention", {&params.q, &params.batch_k, &params.out}, [&]() -> Status {
     MaskedAttentionParams masked;
-    RETURN_IF_ERROR(prepare_attention(params, masked));
-    return record_masked_attention(masked);
+    KVRecordLayout records;
+    RETURN_IF_ERROR(prepare_attention(params, masked, records));
+    return record_masked_attention(masked, records);
   });
 }
 
-Status VulkanBackend::record_masked_attention(const MaskedAttentionParams& p) {
-  for (const Tensor* t : {&p.q, &p.cache_k, &p.cache_v, &p.batch_k, &p.batch_v, &p.out})
+Status VulkanBackend::record_masked_attention(const MaskedAttentionParams& p,
+                                              const KVRecordLayout& records) {
+  // The cache K/V as a store's int8 or int4 records, read where they lie:
+  // u8 [kv_heads, slots, record bytes].
+  const bool as_records = records.format == KVRecordFormat::kInt8Symmetric ||
+                          records.format == KVRecordFormat::kInt4Symmetric;
+  for (const Tensor* t : {&p.q, &p.batch_k, &p.batch_v, &p.out})
     RETURN_IF_ERROR(need(t->dtype == DType::kF32 && t->rank >= 2, "tensors must be f32"));
+  for (const Tensor* t : {&p.cache_k, &p.cache_v})
+    RETURN_IF_ERROR(need(t->dtype == (as_records ? DType::kU8 : DType::kF32),
+                         as_records ? "records must be u8" : "tensors must be f32"));
   // A u8 mask is attention's: a bit per key, rows of whole 32-bit words.
   const bool mask_bits = p.mask.dtype == DType::kU8;
   RETURN_IF_ERROR(need((p.mask.dtype == DType::kF32 || mask_bits) && p.mask.rank == 2,
@@ -874,9 +886,15 @@ Status VulkanBackend::record_masked_attention(const MaskedAttentionParams& p) {
   const int64_t kv_heads = p.cache_k.dim(0), slots = p.cache_k.dim(1);
   RETURN_IF_ERROR(
       need(kv_heads > 0 && heads % kv_heads == 0, "heads must be a multiple of kv_heads"));
-  RETURN_IF_ERROR(need(shape_is(p.cache_k, {kv_heads, slots, head_dim}) &&
-                           shape_is(p.cache_v, {kv_heads, slots, head_dim}),
-                       "cache_k and cache_v must be [kv_heads, slots, head_dim]"));
+  const int64_t cache_width =
+      as_records ? static_cast<int64_t>(kv_record_bytes(records)) : head_dim;
+  RETURN_IF_ERROR(need(!as_records || (records.width == head_dim && cache_width > 0),
+                       "records of width " + std::to_string(records.width) + " for head_dim " +
+                           std::to_string(head_dim)));
+  RETURN_IF_ERROR(need(shape_is(p.cache_k, {kv_heads, slots, cache_width}) &&
+                           shape_is(p.cache_v, {kv_heads, slots, cache_width}),
+                       as_records ? "cache_k and cache_v must be [kv_heads, slots, record bytes]"
+                                  : "cache_k and cache_v must be [kv_heads, slots, head_dim]"));
   RETURN_IF_ERROR(need(
       shape_is(p.batch_k, {n, kv_heads, head_dim}) && shape_is(p.batch_v, {n, kv_heads, head_dim}),
       "batch_k and batch_v must be [n, kv_heads, head_dim]"));
@@ -901,7 +919,13 @@ Status VulkanBackend::record_masked_attention(const MaskedAttentionParams& p) {
     if (!bound.ok()) return bound.status();
     b[i] = bound.value();
   }
-  auto scores = bind_scratch(kScoresSlot, static_cast<std::size_t>(n * heads * (slots + n)) * 4);
+  // The scores, and for records the value records' scales (a group each) after them.
+  const int64_t groups = !as_records ? 0
+                         : records.format == KVRecordFormat::kInt8Symmetric
+                             ? 1
+                             : head_dim / records.group_size;
+  auto scores = bind_scratch(kScoresSlot,
+                             static_cast<std::size_t>(n * heads * (slots + n) * (1 + groups)) * 4);
   if (!scores.ok()) return scores.status();
   MaskedAttentionPush push{};
   push.n = u32(n);
@@ -923,7 +947,10 @@ Status VulkanBackend::record_masked_attention(const MaskedAttentionParams& p) {
   push.m_s0 = u32(mask_bits ? p.mask.stride[0] / 4 : p.mask.stride[0]);
   push.o_off = b[6].first, push.o_s0 = u32(p.out.stride[0]), push.o_s1 = u32(p.out.stride[1]);
   push.scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
-  return dispatch(Shader::kMaskedAttention, mask_bits ? 1 : 0,
+  push.group = u32(records.group_size);
+  const int32_t variant =
+      (mask_bits ? 1 : 0) + 2 * (as_records ? static_cast<int32_t>(records.format) : 0);
+  return dispatch(Shader::kMaskedAttention, variant,
                   {b[0], b[1], b[2], b[3], b[4], b[5], b[6], scores.value()}, push,
                   static_cast<uint64_t>(n * heads));
 }

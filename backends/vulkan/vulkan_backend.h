@@ -157,13 +157,18 @@ class VulkanBackend final : public Backend {
   Status record_embedding(const Tensor& table, std::span<const int32_t> tokens, const Tensor& out);
   Status record_elementwise(int op, const Tensor& a, const Tensor* b, float factor,
                             const Tensor& out);
-  Status record_masked_attention(const MaskedAttentionParams& p);
+  // `records` int8 or int4: cache_k / cache_v are a store's records of that
+  // layout, read in place (u8 [kv_heads, slots, record bytes]).
+  Status record_masked_attention(const MaskedAttentionParams& p,
+                                 const KVRecordLayout& records = {});
   // attention's host part: the gather, its uploads, and the masked_attention
   // call over them (`masked`).
-  Status prepare_attention(const AttentionParams& p, MaskedAttentionParams& masked);
+  Status prepare_attention(const AttentionParams& p, MaskedAttentionParams& masked,
+                           KVRecordLayout& records);
   // The same when stored K/V lie in this device's memory: bound in place, or
   // assembled by recorded copies (and turned by RoPE) on the device.
-  Status prepare_device_attention(const AttentionParams& p, MaskedAttentionParams& masked);
+  Status prepare_device_attention(const AttentionParams& p, MaskedAttentionParams& masked,
+                                  KVRecordLayout& records);
   Status record_rope(const Tensor& x, std::span<const int32_t> positions, const RopeSpec& rope);
   // The floats from t's first element to just past its last (t f32 in this
   // backend's memory), read back into `host`.

@@ -56,29 +56,6 @@ uint to_half(float f) {
   return sign | half_bits;
 }
 
-// half_to_float, subnormals included (exact: every half is a float).
-float from_half(uint h) {
-  const uint sign = (h & 0x8000u) << 16;
-  uint exponent = (h >> 10) & 0x1fu;
-  uint mantissa = h & 0x3ffu;
-  uint bits;
-  if (exponent == 0x1fu) {
-    bits = sign | 0x7f800000u | (mantissa << 13);
-  } else if (exponent != 0u) {
-    bits = sign | ((exponent + 112u) << 23) | (mantissa << 13);
-  } else if (mantissa == 0u) {
-    bits = sign;
-  } else {
-    exponent = 113u;
-    while ((mantissa & 0x400u) == 0u) {
-      mantissa <<= 1;
-      --exponent;
-    }
-    bits = sign | (exponent << 23) | ((mantissa & 0x3ffu) << 13);
-  }
-  return uintBitsToFloat(bits);
-}
-
 // symmetric::scale_half: the smallest half >= max_abs / LEVELS, 65504 at most,
 // NaN for a non-finite max (max_bits past inf's).
 uint scale_half(uint max_bits) {
