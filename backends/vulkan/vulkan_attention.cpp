@@ -179,27 +179,26 @@ Status VulkanBackend::device_columns(const AttentionParams& p,
       if (!copied.ok()) break;
       continue;
     }
+    // The run's entries of a source whose entries and kv heads lie `entry`
+    // and `head` floats apart, as [kv_heads, count, head_dim].
+    const auto entries = [&](const Tensor& t, int64_t entry, int64_t head) {
+      return t.view(run.entry * entry, {kv_heads, run.count, head_dim}, {head, entry, 1});
+    };
     Tensor from_k, from_v;
     switch (run.kind) {
       case vulkan::AttentionGather::Run::kSegment: {
         const KVSegment& seg = vulkan::AttentionGather::segment_of(p, run);
-        from_k = seg.k.view(run.entry * seg.k.stride[1], {kv_heads, run.count, head_dim},
-                            {seg.k.stride[0], seg.k.stride[1], 1});
-        from_v = seg.v.view(run.entry * seg.v.stride[1], {kv_heads, run.count, head_dim},
-                            {seg.v.stride[0], seg.v.stride[1], 1});
+        from_k = entries(seg.k, seg.k.stride[1], seg.k.stride[0]);
+        from_v = entries(seg.v, seg.v.stride[1], seg.v.stride[0]);
         break;
       }
       case vulkan::AttentionGather::Run::kBatch:
-        from_k = p.batch_k.view(run.entry * p.batch_k.stride[0], {kv_heads, run.count, head_dim},
-                                {p.batch_k.stride[1], p.batch_k.stride[0], 1});
-        from_v = p.batch_v.view(run.entry * p.batch_v.stride[0], {kv_heads, run.count, head_dim},
-                                {p.batch_v.stride[1], p.batch_v.stride[0], 1});
+        from_k = entries(p.batch_k, p.batch_k.stride[0], p.batch_k.stride[1]);
+        from_v = entries(p.batch_v, p.batch_v.stride[0], p.batch_v.stride[1]);
         break;
       case vulkan::AttentionGather::Run::kHost:
-        from_k = host_k.view(run.entry * head_dim, {kv_heads, run.count, head_dim},
-                             {host_columns * head_dim, head_dim, 1});
-        from_v = host_v.view(run.entry * head_dim, {kv_heads, run.count, head_dim},
-                             {host_columns * head_dim, head_dim, 1});
+        from_k = entries(host_k, head_dim, host_columns * head_dim);
+        from_v = entries(host_v, head_dim, host_columns * head_dim);
         break;
     }
     copied = copy(from_k, columns(masked.cache_k));
