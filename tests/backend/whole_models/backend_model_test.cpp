@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/engine/perplexity.h"
@@ -192,10 +193,22 @@ TEST_P(BackendModels, StoresMatchTheCpu) {
   }
 }
 
+// Attention plans a backend derived, and target forwards, over `tokens`
+// greedy tokens of an 8-token prompt.
+std::pair<uint64_t, int64_t> plans_and_forwards(Engine& engine, int64_t tokens) {
+  const uint64_t plans = engine.backend().counters().attention_plans;
+  const int64_t forwards = engine.counters().target_forwards;
+  EXPECT_EQ(greedy(engine, excerpt(engine, 8), tokens).size(), static_cast<std::size_t>(tokens));
+  return {engine.backend().counters().attention_plans - plans,
+          engine.counters().target_forwards - forwards};
+}
+
 // The visibility is derived and uploaded once per forward, not once per
 // layer (AttentionParams::visibility_id): on a backend that counts its
-// attention plans, stories260K's five layers share one per forward, with
-// the stored K/V bound whole (static) or gathered from blocks (paged).
+// attention plans, stories260K's five layers share one per forward, with the
+// stored K/V bound whole (static) or gathered from blocks (paged); tiny
+// gemma3's four layers alternate sliding-window and global rules over one
+// store, so two per forward, each kept across the other's layers.
 TEST_P(BackendModels, OneAttentionPlanPerForward) {
   const std::string model = kSharedModels + "stories260K.gguf";
   for (const std::string& store : {std::string("plugin = \"static\"\n"),
@@ -203,18 +216,25 @@ TEST_P(BackendModels, OneAttentionPlanPerForward) {
     SCOPED_TRACE(store);
     auto device = engine_on(GetParam(), model, store);
     ASSERT_TRUE(device.ok()) << device.status().to_string();
-    Engine& engine = **device;
-    ASSERT_EQ(engine.model().config.n_layers, 5);
-    const uint64_t plans_before = engine.backend().counters().attention_plans;
-    const int64_t forwards_before = engine.counters().target_forwards;
-    EXPECT_EQ(greedy(engine, excerpt(engine, 8), 24).size(), 24u);
-    const uint64_t plans = engine.backend().counters().attention_plans - plans_before;
-    const int64_t forwards = engine.counters().target_forwards - forwards_before;
+    ASSERT_EQ((*device)->model().config.n_layers, 5);
+    const auto [plans, forwards] = plans_and_forwards(**device, 24);
     if (plans == 0) GTEST_SKIP() << GetParam() << " counts no attention plans";
     EXPECT_GE(forwards, 24);
     EXPECT_EQ(plans, static_cast<uint64_t>(forwards))
         << "one plan per forward (each forward is one chunk here), not one per layer";
   }
+  auto spec = synthetic_shape("tiny", "gemma3");
+  ASSERT_TRUE(spec.ok()) << spec.status().to_string();
+  spec->vocab_from = kSharedModels + "ggml-vocab-llama-spm.gguf";
+  const std::string gemma = testing::test_model_dir() + "/tiny-gemma3-plans.gguf";
+  ASSERT_TRUE(make_synthetic_model(*spec, gemma).ok());
+  // Every layer in one store (swa_full): the layers differ by their rule only.
+  auto device = engine_on(GetParam(), gemma, "swa_full = true\n");
+  ASSERT_TRUE(device.ok()) << device.status().to_string();
+  ASSERT_EQ((*device)->model().config.n_layers, 4);
+  const auto [plans, forwards] = plans_and_forwards(**device, 16);
+  EXPECT_EQ(plans, 2 * static_cast<uint64_t>(forwards))
+      << "gemma3: one plan per rule and forward, alternating layers keeping theirs";
 }
 
 TEST_P(BackendModels, GreedyTextMatchesTheCpu) {
