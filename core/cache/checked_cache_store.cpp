@@ -4,6 +4,9 @@
 #include <functional>
 #include <utility>
 
+#include "core/backend/backend.h"
+#include "core/compressor/compressor.h"
+
 namespace tessera {
 namespace {
 
@@ -50,6 +53,7 @@ Status CheckedCacheStore::init(const CacheGeometry& geometry,
   if (groups_.size() == 1) {
     RETURN_IF_ERROR(groups_.front().store->init(geometry, layer_codecs, stored_keys, kv_backend));
     for (int l = 0; l < geometry.layers; ++l) places_.push_back({0, l});
+    kv_in_backend_ = groups_.front().store->kv_in_backend();
   } else {
     if (geometry.layers <= 0 || layer_codecs.size() != static_cast<std::size_t>(geometry.layers))
       return invalid_argument("cache '" + plugin_name() +
@@ -80,10 +84,21 @@ Status CheckedCacheStore::init(const CacheGeometry& geometry,
       }
       CacheGeometry part = geometry;
       part.layers = static_cast<int>(group.layers.size());
-      Status st = group.store->init(part, group.codecs, stored_keys);
+      // Every group's K/V in one place: the first decides, the others follow
+      // when the rule says they will (a store that follows KVPlacement).
+      const bool offer = kv_backend != nullptr &&
+                         every_layer_fits(*kv_backend, layer_codecs, geometry) &&
+                         (g == 0 || groups_.front().store->kv_in_backend());
+      Status st = group.store->init(part, group.codecs, stored_keys, offer ? kv_backend : nullptr);
       if (!st.ok()) return g == 0 ? st : st.with_context("the store of the " + group.role);
+      if (g > 0 && offer && !group.store->kv_in_backend())
+        return internal_error("cache: the store of the " + group.role +
+                              " keeps its K/V on the host while the first group's are in the "
+                              "backend's memory (a store that does not follow KVPlacement)");
     }
+    kv_in_backend_ = groups_.front().store->kv_in_backend();
   }
+  kv_backend_ = kv_in_backend_ ? kv_backend : nullptr;
   geometry_ = geometry;
   stored_keys_ = stored_keys;
   codecs_.assign(layer_codecs.begin(), layer_codecs.end());
@@ -121,8 +136,47 @@ Status CheckedCacheStore::fork(SequenceId src, SequenceId dst) {
   return add_to_every_group(dst, [&](CheckedStore& s) { return s.fork(src, dst); });
 }
 
-Tensor CheckedCacheStore::group_part(Group& group, const Tensor& t, bool is_k) {
+bool CheckedCacheStore::every_layer_fits(const Backend& backend,
+                                         std::span<const Compressor* const> codecs,
+                                         const CacheGeometry& geometry) const {
+  if (backend.device_info().host_memory) return false;
+  for (const Compressor* codec : codecs) {
+    if (codec->stores_raw_f32()) continue;
+    if (!backend_reads_records(backend, *codec, geometry.heads_per_vector, geometry.head_dim) ||
+        kv_record_bytes(codec->record_layout(geometry.head_dim)) !=
+            codec->encoded_bytes(1, geometry.vector_width()))
+      return false;
+  }
+  return true;
+}
+
+Result<Tensor> CheckedCacheStore::group_part(Group& group, const Tensor& t, bool is_k) {
   if (groups_.size() == 1) return t;
+  if (!t.on_host()) {
+    // [layers, n, kv_heads, head_dim] in the backend's memory -> this group's
+    // layers, contiguous, by one strided copy per run of consecutive layers.
+    const int64_t n = t.dim(1), kv = geometry_.kv_heads, hd = geometry_.head_dim;
+    const auto layers = static_cast<int64_t>(group.layers.size());
+    const std::size_t bytes = static_cast<std::size_t>(layers * n * kv * hd) * sizeof(float);
+    std::unique_ptr<Buffer>& scratch = is_k ? group.k_device : group.v_device;
+    if (!scratch || scratch->size() < bytes) {
+      ASSIGN_OR_RETURN(scratch, kv_backend_->allocate(std::max(bytes, std::size_t{4096}),
+                                                      BufferUsage::kActivations));
+    }
+    const Tensor part = Tensor::in_buffer(*scratch, 0, DType::kF32, {layers, n, kv, hd});
+    for (int64_t i = 0; i < layers;) {
+      int64_t end = i + 1;
+      while (end < layers && group.layers[static_cast<std::size_t>(end)] ==
+                                 group.layers[static_cast<std::size_t>(end - 1)] + 1)
+        ++end;
+      const int64_t l = group.layers[static_cast<std::size_t>(i)];
+      RETURN_IF_ERROR(kv_backend_->copy(
+          t.view(l * t.stride[0], {end - i, n, kv, hd}, {t.stride[0], t.stride[1], t.stride[2], 1}),
+          part.view(i * n * kv * hd, {end - i, n, kv, hd}, {n * kv * hd, kv * hd, hd, 1})));
+      i = end;
+    }
+    return part;
+  }
   // [layers, n, kv_heads, head_dim] -> this group's layers, contiguous.
   const int64_t n = t.dim(1);
   const int64_t width = static_cast<int64_t>(geometry_.kv_heads) * geometry_.head_dim;
@@ -177,7 +231,7 @@ Status CheckedCacheStore::append(SequenceId seq, std::span<const int32_t> positi
                       k.dim(2) == geometry_.kv_heads && v.dim(2) == geometry_.kv_heads &&
                       k.dim(3) == geometry_.head_dim && v.dim(3) == geometry_.head_dim &&
                       k.stride[3] == 1 && v.stride[3] == 1 &&
-                      (positions.empty() || (k.on_host() && v.on_host()));
+                      (positions.empty() || kv_in_backend_ || (k.on_host() && v.on_host()));
   if (!shaped)
     return invalid_argument("cache '" + plugin_name() + "': append: k is " + k.describe() +
                             " and v " + v.describe() + ", expected f32 [" + str(geometry_.layers) +
@@ -186,8 +240,11 @@ Status CheckedCacheStore::append(SequenceId seq, std::span<const int32_t> positi
                             "] with contiguous head_dim");
   for (std::size_t g = 0; g < groups_.size(); ++g) {
     Group& group = groups_[g];
-    const Status st = group.store->append(seq, positions, branches, group_part(group, k, true),
-                                          group_part(group, v, false));
+    Result<Tensor> k_part = group_part(group, k, true);
+    Result<Tensor> v_part = k_part.ok() ? group_part(group, v, false) : k_part;
+    const Status st =
+        v_part.ok() ? group.store->append(seq, positions, branches, k_part.value(), v_part.value())
+                    : v_part.status();
     if (!st.ok()) return g == 0 ? st : undo_before(g, seq, before.logical_length, st);
   }
   note_peak();

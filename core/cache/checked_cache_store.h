@@ -51,18 +51,19 @@ class CheckedCacheStore {
   // group its layers' geometry and codecs. `stored_keys` records which keys
   // the core will append (every store keeps whatever it is given). Must
   // succeed before any other call.
-  // `kv_backend` (the engine's backend) is offered to the store for its K/V
-  // (CacheStore::use_backend) when there is one group; layers kept apart in
-  // groups stay in host memory (append splits them on the host).
+  // `kv_backend` (the engine's backend) is offered to the stores for their
+  // K/V (CacheStore::use_backend). With several groups all place theirs
+  // alike: the later groups are offered it only when the first took it and
+  // every layer's codec is one the backend keeps (backend_reads_records, as
+  // the stores' KVPlacement decides), and append then splits the layers on
+  // the device (Backend::copy) instead of on the host.
   Status init(const CacheGeometry& geometry, std::span<const Compressor* const> layer_codecs,
               StoredKeys stored_keys = StoredKeys::kRotated, Backend* kv_backend = nullptr);
   // The first group's policy; keeps_branches only when every group keeps them.
   const CachePolicy& policy() const { return policy_; }
   // Whether the K/V lie in the backend's memory: append() then takes K/V
   // there, and views hand out tensors there (device tensors on a device).
-  bool kv_in_backend() const {
-    return groups_.size() == 1 && groups_.front().store->kv_in_backend();
-  }
+  bool kv_in_backend() const { return kv_in_backend_; }
   StoredKeys stored_keys() const { return stored_keys_; }
   // The codec of a layer (the engine owns it).
   const Compressor& codec(int layer) const { return *codecs_[static_cast<std::size_t>(layer)]; }
@@ -140,6 +141,8 @@ class CheckedCacheStore {
     std::vector<int> layers;                  // model layer indices, increasing
     std::vector<const Compressor*> codecs;    // theirs, in that order
     std::vector<float> k_scratch, v_scratch;  // their K/V gathered for an append
+    // The same in the backend's memory, for K/V there (grown, never shrunk).
+    std::unique_ptr<Buffer> k_device, v_device;
   };
   struct LayerPlace {
     int group = 0;
@@ -151,8 +154,13 @@ class CheckedCacheStore {
   // refuses, seq is released from the groups before it.
   Status add_to_every_group(SequenceId seq, const std::function<Status(CheckedStore&)>& add);
   // This group's part of a [layers, n, kv_heads, head_dim] tensor: a view
-  // when it is the only group, else gathered into the group's scratch.
-  Tensor group_part(Group& group, const Tensor& t, bool is_k);
+  // when it is the only group, else gathered into the group's scratch (on
+  // the host, or by Backend::copy for K/V in the backend's memory).
+  Result<Tensor> group_part(Group& group, const Tensor& t, bool is_k);
+  // Whether every layer's codec keeps its K/V in `backend`'s memory by the
+  // stores' rule (KVPlacement): a device, raw f32 or records it reads.
+  bool every_layer_fits(const Backend& backend, std::span<const Compressor* const> codecs,
+                        const CacheGeometry& geometry) const;
   // After group `failed` refused a mutation of seq: the groups before it go
   // back to `logical_length`.
   Status undo_before(std::size_t failed, SequenceId seq, int64_t logical_length, const Status& why);
@@ -165,6 +173,8 @@ class CheckedCacheStore {
   StoredKeys stored_keys_ = StoredKeys::kRotated;
   std::vector<const Compressor*> codecs_;
   bool ready_ = false;
+  bool kv_in_backend_ = false;
+  Backend* kv_backend_ = nullptr;  // where the K/V lie, when kv_in_backend_
   mutable std::size_t peak_ = 0;
 };
 

@@ -228,13 +228,18 @@ TEST_P(BackendModels, OneAttentionPlanPerForward) {
   spec->vocab_from = kSharedModels + "ggml-vocab-llama-spm.gguf";
   const std::string gemma = testing::test_model_dir() + "/tiny-gemma3-plans.gguf";
   ASSERT_TRUE(make_synthetic_model(*spec, gemma).ok());
-  // Every layer in one store (swa_full): the layers differ by their rule only.
-  auto device = engine_on(GetParam(), gemma, "swa_full = true\n");
-  ASSERT_TRUE(device.ok()) << device.status().to_string();
-  ASSERT_EQ((*device)->model().config.n_layers, 4);
-  const auto [plans, forwards] = plans_and_forwards(**device, 16);
-  EXPECT_EQ(plans, 2 * static_cast<uint64_t>(forwards))
-      << "gemma3: one plan per rule and forward, alternating layers keeping theirs";
+  // Every layer in one store (swa_full), the layers differing by their rule
+  // only; and the sliding layers in a store of their own (two layer groups).
+  for (const std::string& layout : {std::string("swa_full = true\n"), std::string()}) {
+    SCOPED_TRACE(layout.empty() ? "two layer groups" : layout);
+    auto device = engine_on(GetParam(), gemma, layout);
+    ASSERT_TRUE(device.ok()) << device.status().to_string();
+    ASSERT_EQ((*device)->model().config.n_layers, 4);
+    EXPECT_TRUE((*device)->cache().kv_in_backend()) << "every group's K/V on the device";
+    const auto [plans, forwards] = plans_and_forwards(**device, 16);
+    EXPECT_EQ(plans, 2 * static_cast<uint64_t>(forwards))
+        << "gemma3: one plan per rule and forward, alternating layers keeping theirs";
+  }
 }
 
 TEST_P(BackendModels, GreedyTextMatchesTheCpu) {
