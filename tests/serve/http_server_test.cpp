@@ -10,6 +10,7 @@
 #include <httplib.h>
 
 #include <atomic>
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -443,7 +444,15 @@ TEST(HttpServer, ManyClientsAtOnceEachGetTheirOwnText) {
   for (int c = 0; c < kClients; ++c) threads.emplace_back([&, c] { together[c] = ask(c); });
   for (std::thread& t : threads) t.join();
   for (int c = 0; c < kClients; ++c) EXPECT_EQ(together[c], ask(c)) << "client " << c;
-  const std::string metrics = served.client().Get("/metrics")->body;
+  // A completion's session is closed when its handler lets go of it
+  // (~Completion), which may be just after the answer reached the client:
+  // read the gauge until it settles (at most 5 s).
+  std::string metrics;
+  for (int tries = 0; tries < 500; ++tries) {
+    metrics = served.client().Get("/metrics")->body;
+    if (metrics.find("tessera_sessions_live 0\n") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   EXPECT_THAT(metrics, HasSubstr("tessera_sessions_created_total " + std::to_string(2 * kClients)));
   EXPECT_THAT(metrics, HasSubstr("tessera_sessions_live 0"));
 }
