@@ -215,7 +215,7 @@ void AttentionGather::gather(const AttentionParams& p, const HostBatch& batch) {
   } else {
     fill_keys(kv_heads, head_dim);
   }
-  remember(p);
+  if (device_) remember(p);  // only a device plan is reused (plan_holds_for)
 }
 
 void AttentionGather::remember(const AttentionParams& p) {
@@ -225,8 +225,7 @@ void AttentionGather::remember(const AttentionParams& p) {
   segment_keys_.clear();
   for (std::size_t v = 0; v < p.views.size(); ++v)
     for (const KVSegment& seg : p.views[v].segments)
-      segment_keys_.push_back(
-          {static_cast<int32_t>(v), seg.count, seg.positions, seg.branches, seg.k.on_host()});
+      segment_keys_.push_back(SegmentKey::of(v, seg));
 }
 
 bool AttentionGather::plan_holds_for(const AttentionParams& p) const {
@@ -237,9 +236,7 @@ bool AttentionGather::plan_holds_for(const AttentionParams& p) const {
   std::size_t at = 0;
   for (std::size_t v = 0; v < p.views.size(); ++v)
     for (const KVSegment& seg : p.views[v].segments) {
-      if (at == segment_keys_.size() ||
-          !(segment_keys_[at] == SegmentKey{static_cast<int32_t>(v), seg.count, seg.positions,
-                                            seg.branches, seg.k.on_host()}))
+      if (at == segment_keys_.size() || !(segment_keys_[at] == SegmentKey::of(v, seg)))
         return false;
       ++at;
     }

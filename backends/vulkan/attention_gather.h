@@ -130,6 +130,9 @@ class AttentionGather {
     const BranchId* branches;
     bool on_host;
     bool operator==(const SegmentKey&) const = default;
+    static SegmentKey of(std::size_t view, const KVSegment& seg) {
+      return {static_cast<int32_t>(view), seg.count, seg.positions, seg.branches, seg.k.on_host()};
+    }
   };
   void remember(const AttentionParams& p);
   static constexpr int64_t kNoTurn = INT64_MIN;

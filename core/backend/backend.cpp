@@ -155,6 +155,15 @@ bool backend_reads_records(const Backend& backend, const Compressor& codec, int 
   return heads_per_vector == 1 && backend.supports_kv_records(codec.record_layout(head_dim));
 }
 
+bool backend_keeps_kv(const Backend& backend, const Compressor& codec, int heads_per_vector,
+                      int head_dim) {
+  if (backend.device_info().host_memory) return false;
+  if (codec.stores_raw_f32()) return true;
+  return backend_reads_records(backend, codec, heads_per_vector, head_dim) &&
+         kv_record_bytes(codec.record_layout(head_dim)) ==
+             codec.encoded_bytes(1, heads_per_vector * head_dim);
+}
+
 Status Backend::encode_kv(const Tensor& src, const Tensor& dst, const KVRecordLayout& layout) {
   (void)src, (void)dst, (void)layout;
   return unimplemented("backend " + device_info().name +

@@ -303,5 +303,12 @@ class Backend : public PluginObject {
 // forward's round trip and the engine's split warning share.
 bool backend_reads_records(const Backend& backend, const Compressor& codec, int heads_per_vector,
                            int head_dim);
+// Whether a layer of `codec` keeps its K/V in `backend`'s memory: the memory
+// is a device's, and the layer stores raw f32 or records the backend reads,
+// of the size the codec encodes. The one rule of a store's placement
+// (plugins/cache_common's KVPlacement) and of the cache's layer groups
+// (CheckedCacheStore::init), so that every group places its K/V alike.
+bool backend_keeps_kv(const Backend& backend, const Compressor& codec, int heads_per_vector,
+                      int head_dim);
 
 }  // namespace tessera

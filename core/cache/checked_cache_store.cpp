@@ -74,6 +74,14 @@ Status CheckedCacheStore::init(const CacheGeometry& geometry,
     if (first.layers.empty())
       return invalid_argument("cache '" + plugin_name() +
                               "': every layer is given to another group");
+    // Every group's K/V in one place: the first store decides, the others are
+    // offered the backend only when every layer keeps its K/V there by the
+    // stores' rule (backend_keeps_kv), so that they follow.
+    const bool fits =
+        kv_backend != nullptr &&
+        std::all_of(layer_codecs.begin(), layer_codecs.end(), [&](const Compressor* c) {
+          return backend_keeps_kv(*kv_backend, *c, geometry.heads_per_vector, geometry.head_dim);
+        });
     for (std::size_t g = 0; g < groups_.size(); ++g) {
       Group& group = groups_[g];
       group.codecs.clear();
@@ -84,11 +92,7 @@ Status CheckedCacheStore::init(const CacheGeometry& geometry,
       }
       CacheGeometry part = geometry;
       part.layers = static_cast<int>(group.layers.size());
-      // Every group's K/V in one place: the first decides, the others follow
-      // when the rule says they will (a store that follows KVPlacement).
-      const bool offer = kv_backend != nullptr &&
-                         every_layer_fits(*kv_backend, layer_codecs, geometry) &&
-                         (g == 0 || groups_.front().store->kv_in_backend());
+      const bool offer = fits && (g == 0 || groups_.front().store->kv_in_backend());
       Status st = group.store->init(part, group.codecs, stored_keys, offer ? kv_backend : nullptr);
       if (!st.ok()) return g == 0 ? st : st.with_context("the store of the " + group.role);
       if (g > 0 && offer && !group.store->kv_in_backend())
@@ -134,20 +138,6 @@ Status CheckedCacheStore::release(SequenceId seq) {
 
 Status CheckedCacheStore::fork(SequenceId src, SequenceId dst) {
   return add_to_every_group(dst, [&](CheckedStore& s) { return s.fork(src, dst); });
-}
-
-bool CheckedCacheStore::every_layer_fits(const Backend& backend,
-                                         std::span<const Compressor* const> codecs,
-                                         const CacheGeometry& geometry) const {
-  if (backend.device_info().host_memory) return false;
-  for (const Compressor* codec : codecs) {
-    if (codec->stores_raw_f32()) continue;
-    if (!backend_reads_records(backend, *codec, geometry.heads_per_vector, geometry.head_dim) ||
-        kv_record_bytes(codec->record_layout(geometry.head_dim)) !=
-            codec->encoded_bytes(1, geometry.vector_width()))
-      return false;
-  }
-  return true;
 }
 
 Result<Tensor> CheckedCacheStore::group_part(Group& group, const Tensor& t, bool is_k) {

@@ -54,9 +54,9 @@ class CheckedCacheStore {
   // `kv_backend` (the engine's backend) is offered to the stores for their
   // K/V (CacheStore::use_backend). With several groups all place theirs
   // alike: the later groups are offered it only when the first took it and
-  // every layer's codec is one the backend keeps (backend_reads_records, as
-  // the stores' KVPlacement decides), and append then splits the layers on
-  // the device (Backend::copy) instead of on the host.
+  // every layer keeps its K/V there by the stores' own rule
+  // (backend_keeps_kv), and append then splits the layers on the device
+  // (Backend::copy) instead of on the host.
   Status init(const CacheGeometry& geometry, std::span<const Compressor* const> layer_codecs,
               StoredKeys stored_keys = StoredKeys::kRotated, Backend* kv_backend = nullptr);
   // The first group's policy; keeps_branches only when every group keeps them.
@@ -157,10 +157,6 @@ class CheckedCacheStore {
   // when it is the only group, else gathered into the group's scratch (on
   // the host, or by Backend::copy for K/V in the backend's memory).
   Result<Tensor> group_part(Group& group, const Tensor& t, bool is_k);
-  // Whether every layer's codec keeps its K/V in `backend`'s memory by the
-  // stores' rule (KVPlacement): a device, raw f32 or records it reads.
-  bool every_layer_fits(const Backend& backend, std::span<const Compressor* const> codecs,
-                        const CacheGeometry& geometry) const;
   // After group `failed` refused a mutation of seq: the groups before it go
   // back to `logical_length`.
   Status undo_before(std::size_t failed, SequenceId seq, int64_t logical_length, const Status& why);

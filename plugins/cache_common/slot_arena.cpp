@@ -11,17 +11,9 @@ namespace tessera {
 
 bool KVPlacement::offer(Backend& backend, const CodecLayout& layout) {
   device_ = nullptr;
-  if (backend.device_info().host_memory) return false;
   const CacheGeometry& g = layout.geometry();
-  for (int l = 0; l < g.layers; ++l) {
-    if (layout.raw(l)) continue;
-    // Records the backend reads itself, of the size the layout reserved (a
-    // codec that names a layout must encode it).
-    const Compressor& codec = layout.codec(l);
-    if (!backend_reads_records(backend, codec, g.heads_per_vector, g.head_dim) ||
-        kv_record_bytes(codec.record_layout(g.head_dim)) != layout.vector_bytes(l))
-      return false;
-  }
+  for (int l = 0; l < g.layers; ++l)
+    if (!backend_keeps_kv(backend, layout.codec(l), g.heads_per_vector, g.head_dim)) return false;
   device_ = &backend;
   return true;
 }
