@@ -1,26 +1,25 @@
 // tessera bench: prompt processing and generation speed, as llama-bench
 // reports them, so the two can be read side by side.
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <map>
-#include <numeric>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "apps/tessera/bench_report.h"
+#include "apps/tessera/bench_runs.h"
 #include "apps/tessera/cli_common.h"
 #include "apps/tessera/cmd_bench_serve.h"
 #include "apps/tessera/cmd_bench_spec.h"
 #include "apps/tessera/sweep/median.h"
 #include "core/engine/engine.h"
+#include "core/io/file_lookup.h"
+#include "core/io/text_file.h"
 #include "core/util/strings.h"
 
 namespace tessera::cli {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 struct ModelFacts {
   std::string name;   // file name
@@ -55,62 +54,131 @@ std::string human(double value, const char* const units[], int count, double ste
   return text;
 }
 
-// Tokens per second of one run: a prompt of `n` tokens in one forward (pp),
-// or `n` tokens generated one at a time from an empty cache (tg), as
-// llama-bench measures them.
-Result<double> run_once(Engine& engine, bool prompt, int64_t n) {
-  std::vector<int32_t> tokens(static_cast<std::size_t>(n));
-  const int32_t vocab = engine.model().config.vocab_size;
-  for (int64_t i = 0; i < n; ++i)
-    tokens[static_cast<std::size_t>(i)] = static_cast<int32_t>(3 + (i * 7919) % (vocab - 3));
-  SequenceState seq;
-  RETURN_IF_ERROR(engine.begin_sequence(seq));
-  const auto start = Clock::now();
-  Status status = ok_status();
-  if (prompt) {
-    std::vector<int32_t> positions(tokens.size());
-    std::iota(positions.begin(), positions.end(), 0);
-    status = engine.transformer().forward(engine.cache(), seq.id, tokens, positions).status();
-  } else {
-    for (int64_t i = 0; i < n && status.ok(); ++i) {
-      const auto position = static_cast<int32_t>(i);
-      status = engine.transformer()
-                   .forward(engine.cache(), seq.id, {&tokens[static_cast<std::size_t>(i)], 1},
-                            {&position, 1})
-                   .status();
-    }
-  }
-  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  RETURN_IF_ERROR(engine.end_sequence(seq));
-  RETURN_IF_ERROR(status);
-  return static_cast<double>(n) / seconds;
-}
-
 struct Row {
   int threads = 0;
   std::string test;
   double median = 0, low = 0, high = 0;
-  // Device submissions per token over the timed runs; < 0 where the backend
-  // does not count them (the CPU).
-  double submissions_per_token = -1;
+  double submissions_per_token = -1;  // BenchResult's
 };
 
-Result<std::vector<int>> parse_threads(const std::string& text) {
-  std::vector<int> out;
+// A comma-separated list of counts in [low, high], e.g. "1,2" (what names
+// the option and the kind of count, for the errors).
+Result<std::vector<int64_t>> parse_counts(const std::string& text, const char* option,
+                                          const char* kind, int64_t low, int64_t high) {
+  std::vector<int64_t> out;
   std::stringstream in(text);
   std::string item;
   while (std::getline(in, item, ',')) {
     try {
       std::size_t used = 0;
-      const int t = std::stoi(item, &used);
-      if (used != item.size() || t < 1 || t > 1024) throw std::invalid_argument(item);
-      out.push_back(t);
+      const long long v = std::stoll(item, &used);
+      if (used != item.size() || v < low || v > high) throw std::invalid_argument(item);
+      out.push_back(v);
     } catch (const std::exception&) {
-      return invalid_argument("--threads: '" + item + "' is not a thread count (e.g. 1,2)");
+      return invalid_argument(std::string(option) + ": '" + item + "' is not " + kind + " (" +
+                              std::to_string(low) + " to " + std::to_string(high) + ")");
     }
   }
-  if (out.empty()) return invalid_argument("--threads: give at least one count (e.g. 1,2)");
+  if (out.empty()) return invalid_argument(std::string(option) + ": give at least one, e.g. 1,2");
   return out;
+}
+
+// What the plain bench (no --spec, no --serve) measures.
+struct BenchPlan {
+  std::vector<int64_t> threads, depths;
+  int64_t prompt = 0, gen = 0;
+  int repeat = 1;
+  std::string text;  // located; only with a depth
+  std::vector<std::string> overrides;
+};
+
+Result<BenchPlan> plan_of(const po::variables_map& values) {
+  BenchPlan plan;
+  ASSIGN_OR_RETURN(plan.threads, parse_counts(values["threads"].as<std::string>(), "--threads",
+                                              "a thread count", 1, 1024));
+  ASSIGN_OR_RETURN(plan.depths, parse_counts(values["depth"].as<std::string>(), "--depth",
+                                             "a depth in tokens", 0, int64_t{1} << 24));
+  plan.prompt = values["prompt-tokens"].as<int64_t>();
+  plan.gen = values["gen-tokens"].as<int64_t>();
+  plan.repeat = values["repeat"].as<int>();
+  if (*std::max_element(plan.depths.begin(), plan.depths.end()) > 0) {
+    ASSIGN_OR_RETURN(plan.text, locate_data_file(values["text"].as<std::string>(), "."));
+  }
+  plan.overrides = set_overrides(values);
+  if (values.count("model"))
+    plan.overrides.push_back("model.path=" + values["model"].as<std::string>());
+  // Room for the deepest test (each test's sequence is the only one).
+  const int64_t deepest = *std::max_element(plan.depths.begin(), plan.depths.end());
+  plan.overrides.push_back("cache.max_tokens=" +
+                           std::to_string(deepest + std::max(plan.prompt, plan.gen)));
+  return plan;
+}
+
+// Every test of the plan at `threads` threads, on an engine of its own.
+Status measure_at(const po::variables_map& values, const BenchPlan& plan, int64_t threads,
+                  std::vector<Row>& rows, ModelFacts& facts) {
+  auto with_threads = plan.overrides;
+  with_threads.push_back("backend.threads=" + std::to_string(threads));
+  ASSIGN_OR_RETURN(const Config config,
+                   load_config(values["config"].as<std::string>(), with_threads));
+  auto registry = make_registry(&config);
+  ASSIGN_OR_RETURN(auto engine, Engine::create(config, *registry));
+  facts = facts_of(engine->model());
+  std::vector<int32_t> context;
+  if (!plan.text.empty()) {
+    ASSIGN_OR_RETURN(const std::string text, read_text_file(plan.text, "text file", 64ull << 20));
+    ASSIGN_OR_RETURN(
+        context,
+        depth_tokens(*engine, text, *std::max_element(plan.depths.begin(), plan.depths.end())));
+  }
+  for (const int64_t depth : plan.depths)
+    for (const bool is_prompt : {true, false}) {
+      const BenchTest test{is_prompt, is_prompt ? plan.prompt : plan.gen, depth};
+      if (test.tokens == 0) continue;
+      ASSIGN_OR_RETURN(const BenchResult result,
+                       run_bench_test(*engine, test, context, plan.repeat));
+      const auto [low, high] =
+          std::minmax_element(result.tokens_per_s.begin(), result.tokens_per_s.end());
+      rows.push_back({static_cast<int>(threads), test.name(), sweep::median(result.tokens_per_s),
+                      *low, *high, result.submissions_per_token});
+      std::fprintf(stderr, "bench: %s at %lld thread%s done\n", rows.back().test.c_str(),
+                   static_cast<long long>(threads), threads == 1 ? "" : "s");
+    }
+  return ok_status();
+}
+
+// The rows as llama-bench's markdown table, or as CSV.
+void print_rows(const std::vector<Row>& rows, const ModelFacts& facts, bool csv) {
+  static const char* const kBytes[] = {"B", "KiB", "MiB", "GiB"};
+  static const char* const kCount[] = {"", "K", "M", "B"};
+  const std::string size = human(facts.size, kBytes, 4, 1024);
+  const std::string params = human(facts.params, kCount, 4, 1000);
+  // A device backend's submissions per token: a column only where counted.
+  const bool counted = std::any_of(rows.begin(), rows.end(),
+                                   [](const Row& r) { return r.submissions_per_token >= 0; });
+  std::vector<TableRow> cells;
+  for (const Row& r : rows) {
+    if (csv)
+      cells.push_back({facts.name, format("%.0f", facts.size), format("%.0f", facts.params),
+                       facts.dtype, std::to_string(r.threads), r.test, format("%.3f", r.median),
+                       format("%.3f", r.low), format("%.3f", r.high)});
+    else
+      cells.push_back({facts.name, size, params, facts.dtype, std::to_string(r.threads), r.test,
+                       format("%.2f (%.2f-%.2f)", r.median, r.low, r.high)});
+    if (counted) cells.back().push_back(format("%.3f", r.submissions_per_token));
+  }
+  if (csv) {
+    TableRow header = {"model", "size_bytes",   "params", "dtype", "threads",
+                       "test",  "tokens_per_s", "min",    "max"};
+    if (counted) header.push_back("submissions_per_token");
+    write_stdout(csv_lines(header, cells));
+    return;
+  }
+  TableRow header = {
+      "model", "size", "params", "dtype", "threads", "test", "t/s (median, min-max)"};
+  std::vector<bool> right = {false, true, true, false, true, false, true};
+  if (counted) header.push_back("submissions/token"), right.push_back(true);
+  write_stdout(markdown_table(header, right, cells));
 }
 
 }  // namespace
@@ -125,16 +193,19 @@ int run_bench(int argc, char** argv) {
                                           "tokens generated (tg test; 0: none)")(
       "repeat,r", po::value<int>()->default_value(5), "runs per test (median and range reported)")(
       "threads,t", po::value<std::string>()->default_value("1"), "thread counts, e.g. 1,2")(
-      "csv", "print CSV instead of a table")("set,s",
-                                             po::value<std::vector<std::string>>()->composing(),
-                                             "override a config key (repeatable)")(
+      "depth,d", po::value<std::string>()->default_value("0"),
+      "tokens already in the cache when each test starts, e.g. 0,4096 (prefilled from --text, "
+      "not timed)")("csv", "print CSV instead of a table")(
+      "set,s", po::value<std::vector<std::string>>()->composing(),
+      "override a config key (repeatable)")(
       "spec", "speculative decoding: each proposer against plain decoding (see below)")(
       "proposers", po::value<std::string>(),
       "with --spec: the proposers, e.g. ngram,self_draft,ar_draft,tree (default: all that the "
-      "config allows)")("text",
-                        po::value<std::string>()->default_value("tinystories_train_head.txt"),
-                        "with --spec: the text the prompts are taken from; with --serve: the "
-                        "long history's (looked up like models; ../shared/data too)")(
+      "config allows)")(
+      "text", po::value<std::string>()->default_value("tinystories_train_head.txt"),
+      "with --spec: the text the prompts are taken from; with --depth: the depth's "
+      "tokens (repeated where shorter); with --serve: the long history's "
+      "(looked up like models; ../shared/data too)")(
       "serve", "tessera serve under concurrent sessions, against llama-server (see below)")(
       "sessions", po::value<std::string>()->default_value("1,4,16,64"),
       "with --serve: concurrent sessions per level")(
@@ -146,7 +217,7 @@ int run_bench(int argc, char** argv) {
   int exit_code = 0;
   if (!parse_arguments(argc, argv, options, {},
                        "usage: tessera bench --config FILE [--model FILE] [--prompt-tokens 128] "
-                       "[--gen-tokens 64] [--repeat 5] [--threads 1,2] [--csv]\n"
+                       "[--gen-tokens 64] [--depth 0,4096] [--repeat 5] [--threads 1,2] [--csv]\n"
                        "       tessera bench --spec --config FILE [--model FILE] [--proposers "
                        "LIST] [-p 64] [-n 128] [--repeat 5] [--csv]\n"
                        "       tessera bench --serve --config FILE [--model FILE] [--sessions "
@@ -156,10 +227,15 @@ int run_bench(int argc, char** argv) {
   tessera bench --config configs/stories260k.toml --threads 1,2
   tessera bench --config configs/stories260k.toml --model /tmp/110m-q8_0.gguf -p 128 -n 64 -r 5 --csv
 
+  tessera bench --config configs/stories260k.toml -p 64 -n 16 -d 0,256
+
 pp<N>: one forward over an N-token prompt; tg<N>: N tokens generated one at a
-time from an empty cache (llama-bench's tests). Tokens per second, the median
-of --repeat runs after one warm-up run, with the range. Whole-process
-comparisons with llama.cpp belong to interleaved runs (docs/performance.md).
+time (llama-bench's tests), from an empty cache, or with --depth D from a cache
+that already holds D tokens of --text (llama-bench's -d; the test is named
+pp<N>@d<D>; the depth is prefilled once, not timed, and the cache cut back to
+it between runs). Tokens per second, the median of --repeat runs after one
+warm-up run, with the range. Whole-process comparisons with llama.cpp belong to
+interleaved runs (docs/performance.md).
 )") + kSpecBenchHelp + kServeBenchHelp,
                        values, exit_code))
     return exit_code;
@@ -167,11 +243,17 @@ comparisons with llama.cpp belong to interleaved runs (docs/performance.md).
     std::fprintf(stderr, "tessera bench: --spec and --serve are two benchmarks: pick one\n");
     return kExitUsage;
   }
+  if (!values["depth"].defaulted() && (values.count("spec") || values.count("serve"))) {
+    std::fprintf(stderr,
+                 "tessera bench: --depth goes with the pp and tg tests, not --spec or "
+                 "--serve\n");
+    return kExitUsage;
+  }
   if (values.count("spec")) return run_bench_spec(values);
   if (values.count("serve")) return run_bench_serve(values);
-  if (values.count("proposers") || !values["text"].defaulted()) {
+  if (values.count("proposers") || (!values["text"].defaulted() && values["depth"].defaulted())) {
     std::fprintf(stderr,
-                 "tessera bench: --proposers goes with --spec, --text with --spec or "
+                 "tessera bench: --proposers goes with --spec, --text with --depth, --spec or "
                  "--serve\n");
     return kExitUsage;
   }
@@ -183,84 +265,21 @@ comparisons with llama.cpp belong to interleaved runs (docs/performance.md).
     return kExitUsage;
   }
 
-  auto threads = parse_threads(values["threads"].as<std::string>());
-  if (!threads.ok()) return report("bench", threads.status());
-  const int64_t prompt = values["prompt-tokens"].as<int64_t>();
-  const int64_t gen = values["gen-tokens"].as<int64_t>();
-  const int repeat = values["repeat"].as<int>();
-  if (prompt < 0 || gen < 0 || (prompt == 0 && gen == 0) || repeat < 1) {
+  if (const int64_t prompt = values["prompt-tokens"].as<int64_t>(),
+      gen = values["gen-tokens"].as<int64_t>();
+      prompt < 0 || gen < 0 || (prompt == 0 && gen == 0) || values["repeat"].as<int>() < 1) {
     std::fprintf(stderr,
                  "tessera bench: --prompt-tokens and --gen-tokens must be >= 0 (not both "
                  "0), --repeat >= 1\n");
     return kExitUsage;
   }
-  auto overrides = set_overrides(values);
-  if (values.count("model")) overrides.push_back("model.path=" + values["model"].as<std::string>());
-  overrides.push_back("cache.max_tokens=" + std::to_string(std::max<int64_t>(prompt, gen)));
-
+  auto plan = plan_of(values);
+  if (!plan.ok()) return report("bench", plan.status());
   std::vector<Row> rows;
   ModelFacts facts;
-  for (const int t : *threads) {
-    auto with_threads = overrides;
-    with_threads.push_back("backend.threads=" + std::to_string(t));
-    auto config = load_config(values["config"].as<std::string>(), with_threads);
-    if (!config.ok()) return report("bench", config.status());
-    auto registry = make_registry(&*config);
-    auto engine = Engine::create(*config, *registry);
-    if (!engine.ok()) return report("bench", engine.status());
-    facts = facts_of((*engine)->model());
-    for (const bool is_prompt : {true, false}) {
-      const int64_t n = is_prompt ? prompt : gen;
-      if (n == 0) continue;
-      std::vector<double> speeds;
-      uint64_t submitted_before = 0;
-      for (int r = 0; r <= repeat; ++r) {  // run 0 warms caches and pages up
-        auto speed = run_once(**engine, is_prompt, n);
-        if (!speed.ok()) return report("bench", speed.status());
-        if (r > 0) speeds.push_back(*speed);
-        if (r == 0) submitted_before = (*engine)->backend().counters().submissions;
-      }
-      const auto [low, high] = std::minmax_element(speeds.begin(), speeds.end());
-      rows.push_back(
-          {t, (is_prompt ? "pp" : "tg") + std::to_string(n), sweep::median(speeds), *low, *high});
-      if (const uint64_t submitted = (*engine)->backend().counters().submissions; submitted > 0)
-        rows.back().submissions_per_token =
-            static_cast<double>(submitted - submitted_before) / static_cast<double>(repeat * n);
-      std::fprintf(stderr, "bench: %s at %d thread%s done\n", rows.back().test.c_str(), t,
-                   t == 1 ? "" : "s");
-    }
-  }
-
-  static const char* const kBytes[] = {"B", "KiB", "MiB", "GiB"};
-  static const char* const kCount[] = {"", "K", "M", "B"};
-  const std::string size = human(facts.size, kBytes, 4, 1024);
-  const std::string params = human(facts.params, kCount, 4, 1000);
-  // A device backend's submissions per token: a column only where counted.
-  const bool counted = std::any_of(rows.begin(), rows.end(),
-                                   [](const Row& r) { return r.submissions_per_token >= 0; });
-  std::vector<TableRow> cells;
-  for (const Row& r : rows) {
-    if (values.count("csv"))
-      cells.push_back({facts.name, format("%.0f", facts.size), format("%.0f", facts.params),
-                       facts.dtype, std::to_string(r.threads), r.test, format("%.3f", r.median),
-                       format("%.3f", r.low), format("%.3f", r.high)});
-    else
-      cells.push_back({facts.name, size, params, facts.dtype, std::to_string(r.threads), r.test,
-                       format("%.2f (%.2f-%.2f)", r.median, r.low, r.high)});
-    if (counted) cells.back().push_back(format("%.3f", r.submissions_per_token));
-  }
-  if (values.count("csv")) {
-    TableRow header = {"model", "size_bytes",   "params", "dtype", "threads",
-                       "test",  "tokens_per_s", "min",    "max"};
-    if (counted) header.push_back("submissions_per_token");
-    write_stdout(csv_lines(header, cells));
-    return 0;
-  }
-  TableRow header = {
-      "model", "size", "params", "dtype", "threads", "test", "t/s (median, min-max)"};
-  std::vector<bool> right = {false, true, true, false, true, false, true};
-  if (counted) header.push_back("submissions/token"), right.push_back(true);
-  write_stdout(markdown_table(header, right, cells));
+  for (const int64_t t : plan->threads)
+    if (Status s = measure_at(values, *plan, t, rows, facts); !s.ok()) return report("bench", s);
+  print_rows(rows, facts, values.count("csv") > 0);
   return 0;
 }
 

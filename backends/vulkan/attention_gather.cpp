@@ -18,12 +18,6 @@ bool is_kv(const Tensor& t, int64_t kv_heads, int64_t count, int64_t head_dim) {
          t.dim(2) == head_dim && (count == 0 || t.stride[2] == 1);
 }
 
-bool same_rope(const RopeSpec& a, const RopeSpec& b) {
-  return a.theta == b.theta && a.position_scale == b.position_scale && a.pairs == b.pairs &&
-         std::equal(a.freq_factors.begin(), a.freq_factors.end(), b.freq_factors.begin(),
-                    b.freq_factors.end());
-}
-
 }  // namespace
 
 Status AttentionGather::check(const AttentionParams& p) {

@@ -661,7 +661,34 @@ Status VulkanBackend::record_rope(const Tensor& x, std::span<const int32_t> posi
       need(rope.freq_factors.empty() || static_cast<int64_t>(rope.freq_factors.size()) == pairs,
            "freq_factors must have head_dim / 2 entries"));
   if (x.elements() == 0) return ok_status();
-  // The angles on the host (the CPU's expressions), one (cos, sin) per token and pair.
+  auto bx = bind("x", x);
+  if (!bx.ok()) return bx.status();
+  auto angles = rope_angles(positions, rope, head_dim);
+  if (!angles.ok()) return angles.status();
+  const RopePush push{u32(n),           u32(heads),       u32(head_dim),
+                      bx.value().first, u32(x.stride[0]), u32(x.stride[1])};
+  return dispatch(Shader::kRope, rope.pairs == RopePairs::kHalves ? 1 : 0,
+                  {bx.value(), angles.value().bound}, push,
+                  (static_cast<uint64_t>(n * heads * pairs) + 255) / 256);
+}
+
+Result<VulkanBackend::Upload> VulkanBackend::rope_angles(std::span<const int32_t> positions,
+                                                         const RopeSpec& rope, int64_t head_dim) {
+  const auto holds = [&](const RopeAngles& t) {
+    return t.generation == upload_generation_ && t.head_dim == head_dim &&
+           same_rope(t.rope, rope) &&
+           std::equal(t.positions.begin(), t.positions.end(), positions.begin(), positions.end());
+  };
+  RopeAngles* slot = &rope_tables_[0];
+  for (RopeAngles& t : rope_tables_) {
+    if (holds(t)) {
+      t.last_used = ++rope_clock_;
+      return t.uploaded;
+    }
+    if (t.last_used < slot->last_used) slot = &t;
+  }
+  // The angles on the host (the CPU's expressions).
+  const int64_t n = static_cast<int64_t>(positions.size()), pairs = head_dim / 2;
   std::vector<float>& cs = rope_cs_;
   cs.resize(static_cast<std::size_t>(n * pairs * 2));
   for (int64_t t = 0; t < n; ++t)
@@ -669,16 +696,21 @@ Status VulkanBackend::record_rope(const Tensor& x, std::span<const int32_t> posi
       float* at = cs.data() + (t * pairs + pair) * 2;
       rope_cos_sin(positions[static_cast<std::size_t>(t)], pair, head_dim, rope, at[0], at[1]);
     }
-  auto bx = bind("x", x);
-  if (!bx.ok()) return bx.status();
+  // reserve_uploads may submit (and free the ring), so the generation is
+  // read after it.
   RETURN_IF_ERROR(reserve_uploads(cs.size() * sizeof(float)));
-  auto bcs = upload(cs.data(), cs.size() * sizeof(float));
-  if (!bcs.ok()) return bcs.status();
-  const RopePush push{u32(n),           u32(heads),       u32(head_dim),
-                      bx.value().first, u32(x.stride[0]), u32(x.stride[1])};
-  return dispatch(Shader::kRope, rope.pairs == RopePairs::kHalves ? 1 : 0,
-                  {bx.value(), bcs.value().bound}, push,
-                  (static_cast<uint64_t>(n * heads * pairs) + 255) / 256);
+  auto up = upload(cs.data(), cs.size() * sizeof(float));
+  if (!up.ok()) return up.status();
+  slot->positions.assign(positions.begin(), positions.end());
+  slot->factors.assign(rope.freq_factors.begin(), rope.freq_factors.end());
+  slot->rope = rope;
+  slot->rope.freq_factors = slot->factors;
+  slot->head_dim = head_dim;
+  slot->uploaded = up.value();
+  slot->generation = upload_generation_;
+  slot->last_used = ++rope_clock_;
+  ++rope_tables_uploaded_;
+  return up;
 }
 
 Status VulkanBackend::record_embedding(const Tensor& table, std::span<const int32_t> tokens,

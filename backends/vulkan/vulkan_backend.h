@@ -63,6 +63,9 @@ class VulkanBackend final : public Backend {
   uint64_t submissions() const;
   // Dispatches and copies recorded so far.
   uint64_t commands_recorded() const;
+  // Tables of rope angles computed and uploaded so far: one per forward
+  // (per distinct positions and rule), not one per rope call.
+  uint64_t rope_tables_uploaded() const { return rope_tables_uploaded_; }
   BackendCounters counters() const override {
     return {submissions(), commands_recorded(), attention_plans_built_};
   }
@@ -200,7 +203,30 @@ class VulkanBackend final : public Backend {
   std::size_t upload_used_ = 0;   // bytes of the last chunk taken
   std::size_t upload_total_ = 0;  // bytes taken since the last submission
   uint64_t commands_total_ = 0;
-  std::vector<float> rope_cs_;  // rope's angles (host), before they are uploaded
+  // rope's angles, one (cos, sin) per token and pair, kept while the ring
+  // that holds them is: a forward's layers turn q and k at the same
+  // positions by the same rule, so only the first call computes and uploads
+  // them. Keyed by value (positions, rule, factors, head_dim), since a span's
+  // address may be reused for other contents. A few, for keys turned at
+  // read (other positions) and layers that alternate rules (gemma3).
+  struct RopeAngles {
+    std::vector<int32_t> positions;
+    std::vector<float> factors;
+    RopeSpec rope;  // freq_factors points into factors
+    int64_t head_dim = 0;
+    Upload uploaded;
+    uint64_t generation = 0;  // upload_generation_ when uploaded; 0: never
+    uint64_t last_used = 0;
+  };
+  static constexpr std::size_t kRopeTables = 4;
+  std::array<RopeAngles, kRopeTables> rope_tables_;
+  uint64_t rope_clock_ = 0;
+  uint64_t rope_tables_uploaded_ = 0;
+  std::vector<float> rope_cs_;  // the angles being computed, before the upload
+  // The upload of the angles for (positions, rope, head_dim), made if no
+  // table of this submission holds them.
+  Result<Upload> rope_angles(std::span<const int32_t> positions, const RopeSpec& rope,
+                             int64_t head_dim);
   // Device scratch by slot (quantised activations, attention scores), grown
   // between submissions.
   std::vector<std::unique_ptr<vulkan::VulkanBuffer>> scratch_;

@@ -2,6 +2,7 @@
 // (keys rotated at read) take it.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <span>
@@ -29,6 +30,14 @@ inline RopeSpec llama_rope(float theta) {
   RopeSpec rope;
   rope.theta = theta;
   return rope;
+}
+
+// Whether a and b turn every pair by the same angle (their factors compared
+// by value: a span's address says nothing about what it holds).
+inline bool same_rope(const RopeSpec& a, const RopeSpec& b) {
+  return a.theta == b.theta && a.position_scale == b.position_scale && a.pairs == b.pairs &&
+         std::equal(a.freq_factors.begin(), a.freq_factors.end(), b.freq_factors.begin(),
+                    b.freq_factors.end());
 }
 
 // The cos and sin of pair `pair`'s angle at `position`: the one formula every

@@ -313,6 +313,43 @@ TEST_F(VulkanBackendTest, RopeMatchesTheCpuInEveryForm) {
       }
 }
 
+// A forward's layers turn q and k at the same positions: the angles are
+// computed and uploaded once per submission, keyed by what they hold (a
+// factor changed in place behind the same span is a new table), and every
+// rotation still equals the CPU's.
+TEST_F(VulkanBackendTest, RopeAnglesAreUploadedOncePerForward) {
+  ASSERT_TRUE(vk_->synchronize().ok());
+  const int64_t n = 5, heads = 2, head_dim = 64;
+  const std::vector<int32_t> positions = {3, 4, 5, 6, 7};
+  std::vector<float> factors(static_cast<std::size_t>(head_dim / 2), 2.0f);
+  RopeSpec rope;
+  rope.pairs = RopePairs::kHalves;
+  rope.freq_factors = factors;
+  const std::size_t count = static_cast<std::size_t>(n * heads * head_dim);
+  std::vector<std::vector<float>> xs;
+  std::vector<DeviceTensor> ds;
+  for (uint64_t layer = 0; layer < 6; ++layer) {
+    xs.push_back(random_values(count, 40 + layer));
+    ds.push_back(on_device(xs.back(), {n, heads, head_dim}));
+  }
+  const uint64_t before = vk_->rope_tables_uploaded();
+  for (std::size_t i = 0; i < 4; ++i) vk_->rope(ds[i].tensor, positions, rope);
+  EXPECT_EQ(vk_->rope_tables_uploaded() - before, 1u) << "four calls at one set of positions";
+  factors[7] = 3.0f;  // same span, other contents
+  vk_->rope(ds[4].tensor, positions, rope);
+  EXPECT_EQ(vk_->rope_tables_uploaded() - before, 2u) << "a factor changed in place";
+  const std::vector<int32_t> later = {8, 9, 10, 11, 12};
+  vk_->rope(ds[5].tensor, later, rope);
+  EXPECT_EQ(vk_->rope_tables_uploaded() - before, 3u) << "other positions";
+  for (std::size_t i = 0; i < ds.size(); ++i) {
+    factors[7] = i < 4 ? 2.0f : 3.0f;
+    cpu_->rope(host(xs[i], {n, heads, head_dim}), i < 5 ? positions : later, rope);
+    EXPECT_MATCHES(download(ds[i].tensor), xs[i], kElementwiseTolerance, "layer " << i);
+  }
+  vk_->rope(ds[0].tensor, positions, rope);
+  EXPECT_EQ(vk_->rope_tables_uploaded() - before, 4u) << "a new submission uploads anew";
+}
+
 // Weights of `dtype` from seeded values, in the GGUF layout.
 std::vector<uint8_t> weights_of(DType dtype, int64_t rows, int64_t cols, uint64_t seed) {
   const std::vector<float> values = random_values(static_cast<std::size_t>(rows * cols), seed);
