@@ -159,13 +159,114 @@ struct HalfRowTiles {
   }
 };
 
-// f16 / bf16 panels: decode two groups at once, one from each half of the
-// panel (four FMA chains); prompts sixteen rows x 4 tokens (eight
-// accumulators).
+// A prompt tile over a group's stretch already converted to floats
+// (element e of its sixteen rows at w + 16 e): tokens t0 .. t0 + T - 1 of
+// the stretch's x, each sum going on from the value in out after the first
+// stretch. The same chain per output as HalfRowTiles::run.
+template <int T, bool kResume>
+TESSERA_AVX2 void converted_group_tile(const float* w, int64_t len, const FloatPanel& p, int64_t r0,
+                                       int rows, int64_t t0, int64_t c) {
+  const float* x[T];
+  for (int t = 0; t < T; ++t) x[t] = p.x + (t0 + t) * p.x_stride + c;
+  __m256 acc[T][2];
+  for (int t = 0; t < T; ++t) {
+    float start[kHalfBlock] = {};
+    if (kResume)
+      std::memcpy(start, p.out + (t0 + t) * p.out_stride + r0,
+                  static_cast<std::size_t>(rows) * sizeof(float));
+    acc[t][0] = _mm256_loadu_ps(start);
+    acc[t][1] = _mm256_loadu_ps(start + 8);
+  }
+  for (int64_t e = 0; e < len; ++e) {
+    const __m256 w0 = _mm256_load_ps(w + e * kHalfBlock),
+                 w1 = _mm256_load_ps(w + e * kHalfBlock + 8);
+    for (int t = 0; t < T; ++t) {
+      const __m256 xv = _mm256_broadcast_ss(x[t] + e);
+      acc[t][0] = _mm256_fmadd_ps(w0, xv, acc[t][0]);
+      acc[t][1] = _mm256_fmadd_ps(w1, xv, acc[t][1]);
+    }
+  }
+  for (int t = 0; t < T; ++t) store_halves(p.out + (t0 + t) * p.out_stride + r0, rows, acc[t]);
+}
+
+template <int T>
+TESSERA_AVX2 void converted_group_tiles(const float* w, int64_t len, const FloatPanel& p,
+                                        int64_t r0, int rows, int64_t c) {
+  int64_t t = 0;
+  for (; t + T <= p.tokens; t += T)
+    c == 0 ? converted_group_tile<T, false>(w, len, p, r0, rows, t, c)
+           : converted_group_tile<T, true>(w, len, p, r0, rows, t, c);
+  for (; t < p.tokens; ++t)
+    c == 0 ? converted_group_tile<1, false>(w, len, p, r0, rows, t, c)
+           : converted_group_tile<1, true>(w, len, p, r0, rows, t, c);
+}
+
+// Elements c .. c + len - 1 of sixteen rows from `source` (x86_simd.h: an
+// interleaved group, or rows in GGUF's layout transposed block by block) as
+// floats, element e's sixteen at floats + 16 e.
+template <typename Weight, template <typename> class Source>
+TESSERA_AVX2 void convert_stretch(const Source<Weight>& source, int64_t c, int64_t len,
+                                  float* floats) {
+  alignas(32) HalfScratch scratch;
+  int64_t e = 0;
+  for (; e + kHalfBlock <= len; e += kHalfBlock) {
+    const Weight* block = source.block(c + e, scratch);
+    for (int j = 0; j < kHalfBlock; ++j) {
+      _mm256_store_ps(floats + (e + j) * kHalfBlock, load8(block + j * kHalfBlock));
+      _mm256_store_ps(floats + (e + j) * kHalfBlock + 8, load8(block + j * kHalfBlock + 8));
+    }
+  }
+  for (; e < len; ++e) {
+    uint16_t lanes[kHalfBlock];
+    const Weight* element = source.element(c + e, lanes);
+    _mm256_store_ps(floats + e * kHalfBlock, load8(element));
+    _mm256_store_ps(floats + e * kHalfBlock + 8, load8(element + 8));
+  }
+}
+
+// Prompts over f16 / bf16 rows, sixteen at a time: a stretch of 256
+// elements converted to floats once (16 KiB, in L1), then every token's
+// tile reads the floats. Converting in every tile, as decode does, paid two
+// conversions per element per 4 tokens beside its eight FMAs (bf16 prompts
+// ran at 80% of f16's; now level), and in GGUF's layout a transposition
+// per stretch and 32 rows too.
+template <typename Weight, template <typename> class Source>
+TESSERA_AVX2 void converted_prompt(const FloatPanel& p) {
+  constexpr int64_t kStretch = 256;
+  alignas(32) float floats[kStretch * kHalfBlock];
+  for (int64_t r0 = 0; r0 < p.rows; r0 += kHalfBlock) {
+    const int rows = static_cast<int>(std::min<int64_t>(kHalfBlock, p.rows - r0));
+    const Source<Weight> source(p, r0, rows);
+    for (int64_t c = 0; c < p.k; c += kStretch) {
+      const int64_t len = std::min(kStretch, p.k - c);
+      convert_stretch(source, c, len, floats);
+      converted_group_tiles<4>(floats, len, p, r0, rows, c);
+    }
+  }
+}
+
+// f16 / bf16 panels: decode two interleaved groups at once, one from each
+// half of the panel (four FMA chains), or sixteen rows in GGUF's layout
+// transposed block by block; prompts sixteen rows x 4 tokens (eight
+// accumulators) over stretches converted once.
 template <typename Weight>
-constexpr FloatPanelKernel kHalfGroupRows = half_group_rows_panel<HalfRowTiles, Weight, 2, 16, 4>;
+void half_group_panel(const FloatPanel& p) {
+  if (p.tokens == 1)
+    group_decode_streams<FloatPanel, HalfRowTiles<Weight, HalfGroup>, kHalfBlock, 2>(p);
+  else
+    converted_prompt<Weight, HalfGroup>(p);
+}
 template <typename Weight>
-constexpr FloatPanelKernel kRowHalves = row_halves_panel<HalfRowTiles, Weight, 16, 4>;
+void row_halves_avx2_panel(const FloatPanel& p) {
+  if (p.tokens == 1)
+    group_panel<FloatPanel, HalfRowTiles<Weight, RowHalves>, kHalfBlock, 1>(p);
+  else
+    converted_prompt<Weight, RowHalves>(p);
+}
+template <typename Weight>
+constexpr FloatPanelKernel kHalfGroupRows = half_group_panel<Weight>;
+template <typename Weight>
+constexpr FloatPanelKernel kRowHalves = row_halves_avx2_panel<Weight>;
 
 // Eight int32 sums of four consecutive products of signed bytes w and x,
 // given |w| (shared by every token).

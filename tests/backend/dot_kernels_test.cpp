@@ -252,8 +252,9 @@ TEST(DotKernels, InterleavedFloatGroupsMatchTheReferenceBitwise) {
       // 80 and 144 rows of one token: decode reads several groups at a time
       // (four on AVX-512, two on AVX2; group_decode_streams), then the rest
       // one by one; 48 rows of several tokens: a 32-row prompt tile and a
-      // 16-row one. Odd k: the last element alone.
-      for (const int64_t k : {1, 2, 7, 16, 48, 113, 2048})
+      // 16-row one. Odd k: the last element alone; 300 and 2048: prompts
+      // over stretches of 256 converted at a time, the last one short.
+      for (const int64_t k : {1, 2, 7, 16, 48, 113, 300, 2048})
         for (const Shape shape : {Shape{16, 1}, Shape{80, 1}, Shape{144, 1}, Shape{32, 2},
                                   Shape{48, 3}, Shape{16, 5}, Shape{48, 9}, Shape{32, 17}}) {
           ASSERT_TRUE(interleavable(dtype, shape.rows, k));
