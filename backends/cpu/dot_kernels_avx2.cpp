@@ -83,6 +83,21 @@ TESSERA_AVX2 inline void store_halves(float* out, int rows, const __m256 (&v)[2]
   std::memcpy(out, all, static_cast<std::size_t>(rows) * sizeof(float));
 }
 
+// A tile's sums for rows r0 .. r0 + rows - 1 and tokens t0 .. t0 + T - 1:
+// zero, or (kResume) the values in out, which each chain goes on from.
+template <int T, bool kResume>
+TESSERA_AVX2 inline void start_group_sums(const FloatPanel& p, int64_t r0, int64_t t0, int rows,
+                                          __m256 (&acc)[T][2]) {
+  for (int t = 0; t < T; ++t) {
+    float start[kHalfBlock] = {};
+    if (kResume)
+      std::memcpy(start, p.out + (t0 + t) * p.out_stride + r0,
+                  static_cast<std::size_t>(rows) * sizeof(float));
+    acc[t][0] = _mm256_loadu_ps(start);
+    acc[t][1] = _mm256_loadu_ps(start + 8);
+  }
+}
+
 template <typename Weight, template <typename> class Source>
 struct HalfRowTiles {
   // Rows r0 .. r0 + rows - 1 (rows <= 16) against tokens t0 .. t0 + T - 1;
@@ -93,14 +108,7 @@ struct HalfRowTiles {
     const float* x[T];
     for (int t = 0; t < T; ++t) x[t] = p.x + (t0 + t) * p.x_stride;
     __m256 acc[T][2];
-    for (int t = 0; t < T; ++t) {
-      float start[kHalfBlock] = {};
-      if (kResume)
-        std::memcpy(start, p.out + (t0 + t) * p.out_stride + r0,
-                    static_cast<std::size_t>(rows) * sizeof(float));
-      acc[t][0] = _mm256_loadu_ps(start);
-      acc[t][1] = _mm256_loadu_ps(start + 8);
-    }
+    start_group_sums<T, kResume>(p, r0, t0, rows, acc);
     alignas(32) HalfScratch scratch;
     int64_t i = 0;
     for (; i + kHalfBlock <= p.k; i += kHalfBlock) {
@@ -169,14 +177,7 @@ TESSERA_AVX2 void converted_group_tile(const float* w, int64_t len, const FloatP
   const float* x[T];
   for (int t = 0; t < T; ++t) x[t] = p.x + (t0 + t) * p.x_stride + c;
   __m256 acc[T][2];
-  for (int t = 0; t < T; ++t) {
-    float start[kHalfBlock] = {};
-    if (kResume)
-      std::memcpy(start, p.out + (t0 + t) * p.out_stride + r0,
-                  static_cast<std::size_t>(rows) * sizeof(float));
-    acc[t][0] = _mm256_loadu_ps(start);
-    acc[t][1] = _mm256_loadu_ps(start + 8);
-  }
+  start_group_sums<T, kResume>(p, r0, t0, rows, acc);
   for (int64_t e = 0; e < len; ++e) {
     const __m256 w0 = _mm256_load_ps(w + e * kHalfBlock),
                  w1 = _mm256_load_ps(w + e * kHalfBlock + 8);
