@@ -45,14 +45,17 @@ void check_shapes(const AttentionParams& a) {
   (void)n, (void)heads, (void)head_dim, (void)kv_heads;
 }
 
-// One work item per (token, kv head).
+// One work item per (token, kv head), head by head: a prompt's tokens one
+// after another over the same kv head's keys and values, which stay in
+// cache between them (token by token, each token read every head's K/V in
+// turn: at depth, more than the L3 holds).
 void attend_whole(const AttentionPass& pass) {
   const int64_t work = pass.capacity * pass.head_dim * 2 * pass.group;
   pass.pool.parallel_for(
       0, pass.n * pass.kv_heads,
       [&](int64_t begin, int64_t end, int thread) {
         for (int64_t item = begin; item < end; ++item)
-          QueryAttention(pass, item / pass.kv_heads, item % pass.kv_heads, thread).attend_all();
+          QueryAttention(pass, item % pass.n, item / pass.n, thread).attend_all();
       },
       min_chunk_for(work));
 }
