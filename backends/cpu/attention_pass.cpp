@@ -24,10 +24,11 @@ AttentionPass::AttentionPass(const AttentionParams& call, const RopeTable& table
   group = heads / kv_heads;
   kv_width = kv_heads * head_dim;
   most_stored = 0;
-  bool any_encoded = false;
+  stored_rows = StoredRows::kF32;
   for (const KVView& view : params.views) {
     most_stored = std::max(most_stored, view.entries());
-    for (const KVSegment& seg : view.segments) any_encoded = any_encoded || seg.encoded();
+    for (const KVSegment& seg : view.segments)
+      if (seg.encoded()) stored_rows = stored_rows_of(seg, head_dim);  // one codec per layer
   }
   capacity = most_stored + n;
   most_chunks = chunks_of(capacity);
@@ -43,9 +44,9 @@ AttentionPass::AttentionPass(const AttentionParams& call, const RopeTable& table
                                      group * head_dim + 2 * group * kv_width + kv_width));
 
   // Too few (token, kv head) items to give every thread one, and a context
-  // of several chunks. (Encoded segments are scored and summed whole by
-  // their codec: one chunk.)
-  split = !any_encoded && most_chunks > 1 && n * kv_heads < pool.threads();
+  // of several chunks. (Segments read through their codec are scored and
+  // summed whole by it: one chunk.)
+  split = stored_rows != StoredRows::kCodec && most_chunks > 1 && n * kv_heads < pool.threads();
   if (split) {
     // n * kv_heads < threads here, so a lengthening decode does not grow it.
     partials_ = static_cast<float*>(

@@ -10,6 +10,7 @@
 #include "backends/cpu/dot_kernels.h"
 #include "backends/cpu/rope_table.h"
 #include "backends/cpu/thread_pool.h"
+#include "backends/cpu/visible_keys.h"
 #include "core/backend/backend.h"
 
 namespace tessera::cpu {
@@ -68,6 +69,9 @@ struct AttentionPass {
   int64_t most_chunks;  // of capacity keys
   float scale;
   bool rotate_stored;  // keys stored before RoPE, turned as they are read
+  // How the stored segments are read (visible_keys.h: as rows, or through
+  // their codec).
+  StoredRows stored_rows;
   // One work item per (token, kv head, chunk), merged after; else one per
   // (token, kv head).
   bool split;

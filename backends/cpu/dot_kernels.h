@@ -94,6 +94,17 @@ struct QuantPanel {
   int64_t out_stride;
 };
 
+// int8 K/V records read as stored (kv_records.h's kInt8Symmetric): row j's
+// k codes at codes + j * row_bytes, its fp16 scale scale_offset bytes after
+// its first code.
+struct Int8Rows {
+  const uint8_t* codes;
+  int64_t row_bytes;
+  int64_t scale_offset;
+  int64_t count;
+  int64_t k;
+};
+
 using FloatPanelKernel = void (*)(const FloatPanel& panel);
 using QuantPanelKernel = void (*)(const QuantPanel& panel);
 
@@ -103,6 +114,9 @@ struct DotKernels {
   // f16 / bf16 rows interleaved in groups of 16 (interleaved_rows.h; the
   // panel starts at a group), or null.
   FloatPanelKernel f16_groups, bf16_groups;
+  // f16 / bf16 rows in the f32-row order: the bits of `f32` over the same
+  // values converted to floats (K/V stored as half floats, read as stored).
+  FloatPanelKernel f16_as_f32, bf16_as_f32;
   QuantPanelKernel q8_0, q4_0;  // x: Q8Block
   // The same for weights interleaved in groups of 16 rows (interleaved_rows.h;
   // the panel starts at a group); null when the set reads no such layout.
@@ -127,6 +141,20 @@ struct DotKernels {
   void (*exp_shifted)(float* x, int64_t n, float shift);
   void (*axpy_rows)(const float* a, const float* rows, int64_t row_stride, int64_t count, float* y,
                     int64_t n);
+  // The same over rows of f16 / bf16 (K/V stored as half floats, each
+  // element converted to f32 exactly, then the same fma).
+  void (*axpy_f16_rows)(const float* a, const uint16_t* rows, int64_t row_stride, int64_t count,
+                        float* y, int64_t n);
+  void (*axpy_bf16_rows)(const float* a, const uint16_t* rows, int64_t row_stride, int64_t count,
+                         float* y, int64_t n);
+  // int8 rows, each element decoded as the int8 codec decodes it, e = code
+  // * scale (one f32 multiply): out[h * out_stride + j] = dot(x + h *
+  // x_stride, row j's e) for h < heads, in the f32-row order; and for j <
+  // count in order, y[i] = fma(a[j], e_j[i], y[i]) for i < k. So the bits of
+  // `f32` and `axpy_rows` over the decoded rows.
+  void (*int8_row_scores)(const Int8Rows& rows, const float* x, int64_t x_stride, int64_t heads,
+                          float* out, int64_t out_stride);
+  void (*axpy_int8_rows)(const float* a, const Int8Rows& rows, float* y);
   // The feed-forward's gate: out[i] = (g[i] * (1 / (1 + exp_reference(-g[i])))) * u[i].
   void (*silu_mul)(const float* g, const float* u, float* out, int64_t n);
 };

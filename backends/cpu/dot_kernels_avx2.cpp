@@ -776,29 +776,120 @@ TESSERA_AVX2 void exp_shifted(float* x, int64_t n, float shift) {
   std::memcpy(x + i, tail, static_cast<std::size_t>(n - i) * sizeof(float));
 }
 
-// y held in registers, 32 floats at a time, while the rows pass.
-TESSERA_AVX2 void axpy_rows(const float* a, const float* rows, int64_t row_stride, int64_t count,
-                            float* y, int64_t n) {
+// y held in registers, 32 floats at a time, while the rows pass (f32
+// rows, or f16 / bf16 ones converted in registers).
+template <typename Weight>
+TESSERA_AVX2 void axpy_weight_rows(const float* a, const Weight* rows, int64_t row_stride,
+                                   int64_t count, float* y, int64_t n) {
   int64_t i = 0;
   for (; i + 32 <= n; i += 32) {
     __m256 acc[4];
     for (int c = 0; c < 4; ++c) acc[c] = _mm256_loadu_ps(y + i + 8 * c);
     for (int64_t j = 0; j < count; ++j) {
       const __m256 aj = _mm256_set1_ps(a[j]);
-      const float* row = rows + j * row_stride + i;
-      for (int c = 0; c < 4; ++c)
-        acc[c] = _mm256_fmadd_ps(aj, _mm256_loadu_ps(row + 8 * c), acc[c]);
+      const Weight* row = rows + j * row_stride + i;
+      for (int c = 0; c < 4; ++c) acc[c] = _mm256_fmadd_ps(aj, load8(row + 8 * c), acc[c]);
     }
     for (int c = 0; c < 4; ++c) _mm256_storeu_ps(y + i + 8 * c, acc[c]);
   }
   for (; i + 8 <= n; i += 8) {
     __m256 acc = _mm256_loadu_ps(y + i);
     for (int64_t j = 0; j < count; ++j)
-      acc = _mm256_fmadd_ps(_mm256_set1_ps(a[j]), _mm256_loadu_ps(rows + j * row_stride + i), acc);
+      acc = _mm256_fmadd_ps(_mm256_set1_ps(a[j]), load8(rows + j * row_stride + i), acc);
     _mm256_storeu_ps(y + i, acc);
   }
   for (; i < n; ++i)
-    for (int64_t j = 0; j < count; ++j) y[i] = fma_scalar(a[j], rows[j * row_stride + i], y[i]);
+    for (int64_t j = 0; j < count; ++j)
+      y[i] = fma_scalar(a[j], to_f32(rows[j * row_stride + i]), y[i]);
+}
+
+TESSERA_AVX2 void axpy_rows(const float* a, const float* rows, int64_t row_stride, int64_t count,
+                            float* y, int64_t n) {
+  axpy_weight_rows(a, rows, row_stride, count, y, n);
+}
+TESSERA_AVX2 void axpy_f16_rows(const float* a, const uint16_t* rows, int64_t row_stride,
+                                int64_t count, float* y, int64_t n) {
+  axpy_weight_rows(a, rows, row_stride, count, y, n);
+}
+TESSERA_AVX2 void axpy_bf16_rows(const float* a, const uint16_t* rows, int64_t row_stride,
+                                 int64_t count, float* y, int64_t n) {
+  axpy_weight_rows(a, reinterpret_cast<const Bf16*>(rows), row_stride, count, y, n);
+}
+
+// int8 rows as stored: eight codes widened to floats, and a row's scale.
+TESSERA_AVX2 inline __m256 load8_codes(const uint8_t* p) {
+  int64_t bits;
+  std::memcpy(&bits, p, 8);
+  return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_cvtsi64_si128(bits)));
+}
+TESSERA_AVX2 inline float int8_row_scale(const Int8Rows& rows, int64_t j) {
+  return half_scale(rows.codes + j * rows.row_bytes + rows.scale_offset);
+}
+
+// The f32-row order (lanes 0-7 and 8-15 in two registers, folded, then the
+// tail), each row's codes widened once for up to four heads.
+TESSERA_AVX2 void int8_row_scores(const Int8Rows& rows, const float* x, int64_t x_stride,
+                                  int64_t heads, float* out, int64_t out_stride) {
+  const int64_t body = rows.k / 16 * 16;
+  for (int64_t j = 0; j < rows.count; ++j) {
+    const uint8_t* codes = rows.codes + j * rows.row_bytes;
+    const float scale = int8_row_scale(rows, j);
+    const __m256 scale_v = _mm256_set1_ps(scale);
+    for (int64_t h0 = 0; h0 < heads; h0 += 4) {
+      const int64_t hn = std::min<int64_t>(4, heads - h0);
+      __m256 low[4], high[4];
+      for (int h = 0; h < 4; ++h) low[h] = high[h] = _mm256_setzero_ps();
+      for (int64_t i = 0; i < body; i += 16) {
+        const __m256 c_low = _mm256_mul_ps(load8_codes(codes + i), scale_v);
+        const __m256 c_high = _mm256_mul_ps(load8_codes(codes + i + 8), scale_v);
+        for (int64_t h = 0; h < hn; ++h) {
+          const float* q = x + (h0 + h) * x_stride + i;
+          low[h] = _mm256_fmadd_ps(c_low, _mm256_loadu_ps(q), low[h]);
+          high[h] = _mm256_fmadd_ps(c_high, _mm256_loadu_ps(q + 8), high[h]);
+        }
+      }
+      for (int64_t h = 0; h < hn; ++h) {
+        const float* q = x + (h0 + h) * x_stride;
+        float r = sum_lanes(_mm256_add_ps(low[h], high[h]));
+        for (int64_t i = body; i < rows.k; ++i)
+          r = fma_scalar(static_cast<float>(static_cast<int8_t>(codes[i])) * scale, q[i], r);
+        out[(h0 + h) * out_stride + j] = r;
+      }
+    }
+  }
+}
+
+// y held in registers, 32 floats at a time, while the rows pass.
+TESSERA_AVX2 void axpy_int8_rows(const float* a, const Int8Rows& rows, float* y) {
+  const int64_t n = rows.k;
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    __m256 acc[4];
+    for (int c = 0; c < 4; ++c) acc[c] = _mm256_loadu_ps(y + i + 8 * c);
+    for (int64_t j = 0; j < rows.count; ++j) {
+      const __m256 aj = _mm256_set1_ps(a[j]), scale = _mm256_set1_ps(int8_row_scale(rows, j));
+      const uint8_t* codes = rows.codes + j * rows.row_bytes + i;
+      for (int c = 0; c < 4; ++c)
+        acc[c] = _mm256_fmadd_ps(aj, _mm256_mul_ps(load8_codes(codes + 8 * c), scale), acc[c]);
+    }
+    for (int c = 0; c < 4; ++c) _mm256_storeu_ps(y + i + 8 * c, acc[c]);
+  }
+  for (; i + 8 <= n; i += 8) {
+    __m256 acc = _mm256_loadu_ps(y + i);
+    for (int64_t j = 0; j < rows.count; ++j)
+      acc = _mm256_fmadd_ps(_mm256_set1_ps(a[j]),
+                            _mm256_mul_ps(load8_codes(rows.codes + j * rows.row_bytes + i),
+                                          _mm256_set1_ps(int8_row_scale(rows, j))),
+                            acc);
+    _mm256_storeu_ps(y + i, acc);
+  }
+  for (; i < n; ++i)
+    for (int64_t j = 0; j < rows.count; ++j)
+      y[i] =
+          fma_scalar(a[j],
+                     static_cast<float>(static_cast<int8_t>(rows.codes[j * rows.row_bytes + i])) *
+                         int8_row_scale(rows, j),
+                     y[i]);
 }
 
 TESSERA_AVX2 inline __m256 silu_mul8(__m256 g, __m256 u) {
@@ -896,6 +987,8 @@ const DotKernels* avx2_dot_kernels() {
       kRowHalves<Bf16>,
       kHalfGroupRows<uint16_t>,
       kHalfGroupRows<Bf16>,
+      tiled_panel<FloatPanel, 4, 2, 3, FloatTiles<uint16_t>::template Tile>,
+      tiled_panel<FloatPanel, 4, 2, 3, FloatTiles<Bf16>::template Tile>,
       tiled_panel<QuantPanel, 4, 4, 2, IntegerTiles<Q8_0Codes>::template Tile>,
       tiled_panel<QuantPanel, 4, 4, 2, IntegerTiles<Q4_0Codes>::template Tile>,
       half_group_panel<Q8_0Halves>,
@@ -910,6 +1003,10 @@ const DotKernels* avx2_dot_kernels() {
       arranged_blocks,
       exp_shifted,
       axpy_rows,
+      axpy_f16_rows,
+      axpy_bf16_rows,
+      int8_row_scores,
+      axpy_int8_rows,
       silu_mul};
   return supported ? &kernels : nullptr;
 }

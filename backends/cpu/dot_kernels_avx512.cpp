@@ -10,7 +10,9 @@
 // k-quants in GGUF's layout go row by row).
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 
 #include "backends/cpu/dot_kernels.h"
@@ -677,18 +679,30 @@ TESSERA_AVX512 void exp_shifted(float* x, int64_t n, float shift) {
   }
 }
 
-// y held in registers, 64 floats at a time, while the rows pass.
-TESSERA_AVX512 void axpy_rows(const float* a, const float* rows, int64_t row_stride, int64_t count,
-                              float* y, int64_t n) {
+// y held in registers, 64 floats at a time, while the rows pass (f32
+// rows, or f16 / bf16 ones converted in registers).
+template <typename Weight>
+TESSERA_AVX512 inline __m512 load16_masked(__mmask16 lanes, const Weight* p) {
+  if constexpr (std::is_same_v<Weight, float>) {
+    return _mm512_maskz_loadu_ps(lanes, p);
+  } else {
+    Weight part[16] = {};
+    std::memcpy(part, p, static_cast<std::size_t>(std::popcount(lanes)) * sizeof(Weight));
+    return load16(part);
+  }
+}
+
+template <typename Weight>
+TESSERA_AVX512 void axpy_weight_rows(const float* a, const Weight* rows, int64_t row_stride,
+                                     int64_t count, float* y, int64_t n) {
   int64_t i = 0;
   for (; i + 64 <= n; i += 64) {
     __m512 acc[4];
     for (int c = 0; c < 4; ++c) acc[c] = _mm512_loadu_ps(y + i + 16 * c);
     for (int64_t j = 0; j < count; ++j) {
       const __m512 aj = _mm512_set1_ps(a[j]);
-      const float* row = rows + j * row_stride + i;
-      for (int c = 0; c < 4; ++c)
-        acc[c] = _mm512_fmadd_ps(aj, _mm512_loadu_ps(row + 16 * c), acc[c]);
+      const Weight* row = rows + j * row_stride + i;
+      for (int c = 0; c < 4; ++c) acc[c] = _mm512_fmadd_ps(aj, load16(row + 16 * c), acc[c]);
     }
     for (int c = 0; c < 4; ++c) _mm512_storeu_ps(y + i + 16 * c, acc[c]);
   }
@@ -697,7 +711,91 @@ TESSERA_AVX512 void axpy_rows(const float* a, const float* rows, int64_t row_str
     __m512 acc = _mm512_maskz_loadu_ps(lanes, y + i);
     for (int64_t j = 0; j < count; ++j)
       acc = _mm512_fmadd_ps(_mm512_set1_ps(a[j]),
-                            _mm512_maskz_loadu_ps(lanes, rows + j * row_stride + i), acc);
+                            lanes == 0xFFFF ? load16(rows + j * row_stride + i)
+                                            : load16_masked(lanes, rows + j * row_stride + i),
+                            acc);
+    _mm512_mask_storeu_ps(y + i, lanes, acc);
+  }
+}
+
+TESSERA_AVX512 void axpy_rows(const float* a, const float* rows, int64_t row_stride, int64_t count,
+                              float* y, int64_t n) {
+  axpy_weight_rows(a, rows, row_stride, count, y, n);
+}
+TESSERA_AVX512 void axpy_f16_rows(const float* a, const uint16_t* rows, int64_t row_stride,
+                                  int64_t count, float* y, int64_t n) {
+  axpy_weight_rows(a, rows, row_stride, count, y, n);
+}
+TESSERA_AVX512 void axpy_bf16_rows(const float* a, const uint16_t* rows, int64_t row_stride,
+                                   int64_t count, float* y, int64_t n) {
+  axpy_weight_rows(a, reinterpret_cast<const Bf16*>(rows), row_stride, count, y, n);
+}
+
+// int8 rows as stored: sixteen codes (or the first `lanes`) widened to
+// floats, and a row's scale.
+TESSERA_AVX512 inline __m512 load16_codes(const uint8_t* p) {
+  return _mm512_cvtepi32_ps(
+      _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+}
+TESSERA_AVX512 inline __m512 load16_codes(__mmask16 lanes, const uint8_t* p) {
+  return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(lanes, p)));
+}
+TESSERA_AVX512 inline float int8_row_scale(const Int8Rows& rows, int64_t j) {
+  return half_scale(rows.codes + j * rows.row_bytes + rows.scale_offset);
+}
+
+// The f32-row order (sixteen lanes, folded, then the tail), each row's codes
+// widened once for up to four heads.
+TESSERA_AVX512 void int8_row_scores(const Int8Rows& rows, const float* x, int64_t x_stride,
+                                    int64_t heads, float* out, int64_t out_stride) {
+  const int64_t body = rows.k / 16 * 16;
+  for (int64_t j = 0; j < rows.count; ++j) {
+    const uint8_t* codes = rows.codes + j * rows.row_bytes;
+    const float scale = int8_row_scale(rows, j);
+    const __m512 scale_v = _mm512_set1_ps(scale);
+    for (int64_t h0 = 0; h0 < heads; h0 += 4) {
+      const int64_t hn = std::min<int64_t>(4, heads - h0);
+      __m512 acc[4];
+      for (int h = 0; h < 4; ++h) acc[h] = _mm512_setzero_ps();
+      for (int64_t i = 0; i < body; i += 16) {
+        const __m512 c = _mm512_mul_ps(load16_codes(codes + i), scale_v);
+        for (int64_t h = 0; h < hn; ++h)
+          acc[h] = _mm512_fmadd_ps(c, _mm512_loadu_ps(x + (h0 + h) * x_stride + i), acc[h]);
+      }
+      for (int64_t h = 0; h < hn; ++h) {
+        const float* q = x + (h0 + h) * x_stride;
+        float r = fold16(acc[h]);
+        for (int64_t i = body; i < rows.k; ++i)
+          r = fma_scalar(static_cast<float>(static_cast<int8_t>(codes[i])) * scale, q[i], r);
+        out[(h0 + h) * out_stride + j] = r;
+      }
+    }
+  }
+}
+
+// y held in registers, 64 floats at a time, while the rows pass.
+TESSERA_AVX512 void axpy_int8_rows(const float* a, const Int8Rows& rows, float* y) {
+  const int64_t n = rows.k;
+  int64_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    __m512 acc[4];
+    for (int c = 0; c < 4; ++c) acc[c] = _mm512_loadu_ps(y + i + 16 * c);
+    for (int64_t j = 0; j < rows.count; ++j) {
+      const __m512 aj = _mm512_set1_ps(a[j]), scale = _mm512_set1_ps(int8_row_scale(rows, j));
+      const uint8_t* codes = rows.codes + j * rows.row_bytes + i;
+      for (int c = 0; c < 4; ++c)
+        acc[c] = _mm512_fmadd_ps(aj, _mm512_mul_ps(load16_codes(codes + 16 * c), scale), acc[c]);
+    }
+    for (int c = 0; c < 4; ++c) _mm512_storeu_ps(y + i + 16 * c, acc[c]);
+  }
+  for (; i < n; i += 16) {
+    const auto lanes = static_cast<__mmask16>(n - i >= 16 ? 0xFFFF : (1u << (n - i)) - 1);
+    __m512 acc = _mm512_maskz_loadu_ps(lanes, y + i);
+    for (int64_t j = 0; j < rows.count; ++j)
+      acc = _mm512_fmadd_ps(_mm512_set1_ps(a[j]),
+                            _mm512_mul_ps(load16_codes(lanes, rows.codes + j * rows.row_bytes + i),
+                                          _mm512_set1_ps(int8_row_scale(rows, j))),
+                            acc);
     _mm512_mask_storeu_ps(y + i, lanes, acc);
   }
 }
@@ -749,6 +847,8 @@ const DotKernels* avx512_dot_kernels() {
     set.bf16 = kRowHalves<Bf16>;
     set.f16_groups = kHalfGroupRows<uint16_t>;
     set.bf16_groups = kHalfGroupRows<Bf16>;
+    set.f16_as_f32 = tiled_panel<FloatPanel, 1, 4, 4, FloatTiles<uint16_t>::template Tile>;
+    set.bf16_as_f32 = tiled_panel<FloatPanel, 1, 4, 4, FloatTiles<Bf16>::template Tile>;
     set.q8_0 = group_panel<QuantPanel, GroupTiles<Q8_0Groups, GatheredRows>, kGroupRows, 8>;
     set.q4_0 = group_panel<QuantPanel, GroupTiles<Q4_0Groups, GatheredRows>, kGroupRows, 8>;
     set.q8_0_groups =
@@ -763,6 +863,10 @@ const DotKernels* avx512_dot_kernels() {
     set.arranged_q8_layout = arranged_blocks;
     set.exp_shifted = exp_shifted;
     set.axpy_rows = axpy_rows;
+    set.axpy_f16_rows = axpy_f16_rows;
+    set.axpy_bf16_rows = axpy_bf16_rows;
+    set.int8_row_scores = int8_row_scores;
+    set.axpy_int8_rows = axpy_int8_rows;
     set.silu_mul = silu_mul;
     return &set;
   }();

@@ -15,17 +15,31 @@
 namespace tessera::cpu {
 namespace {
 
-// f32 rows: 16 lanes, folded, then the tail.
-float dot_f32(const float* w, const float* x, int64_t k) {
+// f32 rows: 16 lanes, folded, then the tail; w(i) the row's element i as
+// a float.
+template <typename Weight>
+float dot_float_order(Weight w, const float* x, int64_t k) {
   float acc[kFloatLanes] = {};
   int64_t i = 0;
   for (; i + kFloatLanes <= k; i += kFloatLanes)
-    for (int l = 0; l < kFloatLanes; ++l) acc[l] = std::fma(w[i + l], x[i + l], acc[l]);
+    for (int l = 0; l < kFloatLanes; ++l) acc[l] = std::fma(w(i + l), x[i + l], acc[l]);
   float s[8];
   for (int l = 0; l < 8; ++l) s[l] = acc[l] + acc[l + 8];
   float r = sum_eight_lanes(s);
-  for (; i < k; ++i) r = std::fma(w[i], x[i], r);
+  for (; i < k; ++i) r = std::fma(w(i), x[i], r);
   return r;
+}
+
+float dot_f32(const float* w, const float* x, int64_t k) {
+  return dot_float_order([w](int64_t i) { return w[i]; }, x, k);
+}
+
+float dot_f16_as_f32(const uint16_t* w, const float* x, int64_t k) {
+  return dot_float_order([w](int64_t i) { return f16_to_f32(w[i]); }, x, k);
+}
+
+float dot_bf16_as_f32(const uint16_t* w, const float* x, int64_t k) {
+  return dot_float_order([w](int64_t i) { return bf16_to_float(w[i]); }, x, k);
 }
 
 // Half rows: one chain, element by element.
@@ -52,6 +66,47 @@ void axpy_rows(const float* a, const float* rows, int64_t row_stride, int64_t co
                int64_t n) {
   for (int64_t j = 0; j < count; ++j)
     for (int64_t i = 0; i < n; ++i) y[i] = std::fma(a[j], rows[j * row_stride + i], y[i]);
+}
+
+void axpy_f16_rows(const float* a, const uint16_t* rows, int64_t row_stride, int64_t count,
+                   float* y, int64_t n) {
+  for (int64_t j = 0; j < count; ++j)
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = std::fma(a[j], f16_to_f32(rows[j * row_stride + i]), y[i]);
+}
+
+void axpy_bf16_rows(const float* a, const uint16_t* rows, int64_t row_stride, int64_t count,
+                    float* y, int64_t n) {
+  for (int64_t j = 0; j < count; ++j)
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = std::fma(a[j], bf16_to_float(rows[j * row_stride + i]), y[i]);
+}
+
+float int8_row_scale(const Int8Rows& rows, int64_t j) {
+  uint16_t h;
+  std::memcpy(&h, rows.codes + j * rows.row_bytes + rows.scale_offset, 2);
+  return f16_to_f32(h);
+}
+
+// The f32-row order over the decoded elements (dot_f32's).
+void int8_row_scores(const Int8Rows& rows, const float* x, int64_t x_stride, int64_t heads,
+                     float* out, int64_t out_stride) {
+  for (int64_t j = 0; j < rows.count; ++j) {
+    const auto* codes = reinterpret_cast<const int8_t*>(rows.codes + j * rows.row_bytes);
+    const float scale = int8_row_scale(rows, j);
+    const auto element = [&](int64_t i) { return static_cast<float>(codes[i]) * scale; };
+    for (int64_t h = 0; h < heads; ++h)
+      out[h * out_stride + j] = dot_float_order(element, x + h * x_stride, rows.k);
+  }
+}
+
+void axpy_int8_rows(const float* a, const Int8Rows& rows, float* y) {
+  for (int64_t j = 0; j < rows.count; ++j) {
+    const auto* codes = reinterpret_cast<const int8_t*>(rows.codes + j * rows.row_bytes);
+    const float scale = int8_row_scale(rows, j);
+    for (int64_t i = 0; i < rows.k; ++i)
+      y[i] = std::fma(a[j], static_cast<float>(codes[i]) * scale, y[i]);
+  }
 }
 
 void silu_mul(const float* g, const float* u, float* out, int64_t n) {
@@ -228,6 +283,8 @@ const DotKernels& scalar_dot_kernels() {
                                   float_panel<uint16_t, dot_bf16>,
                                   nullptr,
                                   nullptr,
+                                  float_panel<uint16_t, dot_f16_as_f32>,
+                                  float_panel<uint16_t, dot_bf16_as_f32>,
                                   quant_panel<Q8Block, dot_q8_0>,
                                   quant_panel<Q8Block, dot_q4_0>,
                                   nullptr,
@@ -242,6 +299,10 @@ const DotKernels& scalar_dot_kernels() {
                                   nullptr,
                                   exp_shifted,
                                   axpy_rows,
+                                  axpy_f16_rows,
+                                  axpy_bf16_rows,
+                                  int8_row_scores,
+                                  axpy_int8_rows,
                                   silu_mul};
   return kernels;
 }

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "backends/cpu/kernel_support.h"
+#include "core/tensor/dtype.h"
+#include "core/tensor/half.h"
 
 namespace tessera::cpu {
 
@@ -14,7 +17,7 @@ QueryAttention::QueryAttention(const AttentionPass& pass, int64_t t, int64_t kvh
       t_(t),
       kvh_(kvh),
       s_(pass.scratch(thread)),
-      keys_(pass.params, t, kvh),
+      keys_(pass.params, t, kvh, pass.stored_rows),
       shift_(a_.rule.sink_shift(keys_.position())),
       q_(a_.q.f32() + t * a_.q.stride[0] + kvh * pass.group * a_.q.stride[1]),
       encoded_(pass, s_, q_, kvh) {}
@@ -66,11 +69,10 @@ void QueryAttention::score_run(const Run& run) {
                       (shift_ != 0 && std::any_of(run.positions, run.positions + run.count,
                                                   [&](int32_t p) { return p < a_.rule.sink; }));
   if (!turned) {
-    score_keys(run.k, run.k_stride, run.count, run.index);
+    score_stored(run);
     return;
   }
-  for (int64_t i = 0; i < run.count; ++i)
-    score_keys(key_for(run.k + i * run.k_stride, run.positions[i]), 0, 1, run.index + i);
+  for (int64_t i = 0; i < run.count; ++i) score_keys(key_for(run, i), 0, 1, run.index + i);
 }
 
 // One f32 panel (the float-row order): the keys as the panel's rows against
@@ -78,7 +80,6 @@ void QueryAttention::score_run(const Run& run) {
 // the keys as tokens (so the tiles still hold several keys).
 void QueryAttention::score_keys(const float* keys, int64_t stride, int64_t count, int64_t index) {
   const int64_t group = pass_.group, head_dim = pass_.head_dim, capacity = pass_.capacity;
-  const float scale = pass_.scale;  // a local: the stores below cannot change it
   float* out = s_.scores + index;
   if (group == 1)
     vec_.f32({reinterpret_cast<const uint8_t*>(q_),
@@ -88,11 +89,54 @@ void QueryAttention::score_keys(const float* keys, int64_t stride, int64_t count
     vec_.f32({reinterpret_cast<const uint8_t*>(keys),
               static_cast<std::size_t>(stride) * sizeof(float), count, q_, a_.q.stride[1], group,
               head_dim, out, capacity});
-  for (int64_t g = 0; g < group; ++g)
-    for (int64_t i = 0; i < count; ++i) out[g * capacity + i] *= scale;
+  scale_scores(out, count);
 }
 
-const float* QueryAttention::key_for(const float* key, int64_t p) {
+// A run's keys as they are stored: f32 as an f32 panel; f16 / bf16 and int8
+// codes converted in registers, in the f32-row order (the keys as the
+// panel's rows against the heads as its tokens), so that each score has the
+// bits of the f32 panel over the decoded keys.
+void QueryAttention::score_stored(const Run& run) {
+  float* out = s_.scores + run.index;
+  switch (run.type) {
+    case StoredRows::kF32:
+      score_keys(reinterpret_cast<const float*>(run.k), run.k_stride / 4, run.count, run.index);
+      return;
+    case StoredRows::kF16:
+    case StoredRows::kBF16:
+      (run.type == StoredRows::kF16 ? vec_.f16_as_f32 : vec_.bf16_as_f32)(
+          {run.k, static_cast<std::size_t>(run.k_stride), run.count, q_, a_.q.stride[1],
+           pass_.group, pass_.head_dim, out, pass_.capacity});
+      break;
+    case StoredRows::kInt8:
+      vec_.int8_row_scores(int8_rows(run.k, run.k_stride, run.scale_offset, run.count), q_,
+                           a_.q.stride[1], pass_.group, out, pass_.capacity);
+      break;
+    case StoredRows::kCodec:
+      TESSERA_DCHECK(false, "attention: a codec's segment read as rows");
+      return;
+  }
+  scale_scores(out, run.count);
+}
+
+Int8Rows QueryAttention::int8_rows(const uint8_t* codes, int64_t row_bytes, int64_t scale_offset,
+                                   int64_t count) const {
+  return {codes, row_bytes, scale_offset, count, pass_.head_dim};
+}
+
+void QueryAttention::scale_scores(float* out, int64_t count) const {
+  const float scale = pass_.scale;  // a local: the stores below cannot change it
+  for (int64_t g = 0; g < pass_.group; ++g)
+    for (int64_t i = 0; i < count; ++i) out[g * pass_.capacity + i] *= scale;
+}
+
+const float* QueryAttention::key_for(const Run& run, int64_t i) {
+  const int64_t p = run.positions[i];
+  const float* key = reinterpret_cast<const float*>(run.key(i));
+  if (run.type != StoredRows::kF32) {  // a record's row, as f32 first
+    decode_row(run, i, s_.record_wide);
+    key = s_.record_wide;
+  }
   const int64_t moved = p < a_.rule.sink ? shift_ : 0;
   if (pass_.rotate_stored) {
     pass_.rope.rotate(key, p + moved, s_.rotated);
@@ -101,6 +145,28 @@ const float* QueryAttention::key_for(const float* key, int64_t p) {
   if (moved == 0) return key;
   pass_.rope.rotate(key, moved, s_.rotated);
   return s_.rotated;
+}
+
+// As the codec decodes it (kv_records.h): halves exactly, codes * scale.
+void QueryAttention::decode_row(const Run& run, int64_t i, float* out) const {
+  const uint8_t* row = run.key(i);
+  for (int64_t d = 0; d < pass_.head_dim; ++d) {
+    uint16_t half = 0;
+    if (run.type != StoredRows::kInt8) std::memcpy(&half, row + 2 * d, 2);
+    switch (run.type) {
+      case StoredRows::kF16:
+        out[d] = f16_to_f32(half);
+        break;
+      case StoredRows::kBF16:
+        out[d] = bf16_to_float(half);
+        break;
+      default: {
+        uint16_t scale;
+        std::memcpy(&scale, row + run.scale_offset, 2);
+        out[d] = static_cast<float>(static_cast<int8_t>(row[d])) * f16_to_f32(scale);
+      }
+    }
+  }
 }
 
 void QueryAttention::softmax(int64_t visible) {
@@ -161,11 +227,36 @@ void QueryAttention::sum_run(const Run& run) {
   for (int64_t done = 0; done < run.count;) {
     const int64_t take = std::min(run.count - done, chunk_keys_ - summed_ % chunk_keys_);
     for (int64_t g = 0; g < pass_.group; ++g)
-      vec_.axpy_rows(s_.scores + g * pass_.capacity + summed_, run.v + done * run.v_stride,
-                     run.v_stride, take, sums_of(g), pass_.head_dim);
+      sum_rows(run, done, take, s_.scores + g * pass_.capacity + summed_, sums_of(g));
     summed_ += take;
     done += take;
     if (summed_ % chunk_keys_ == 0) merge_chunk(summed_ / chunk_keys_ - 1);
+  }
+}
+
+// y += the values of run's entries [from, from + count) by their weights.
+void QueryAttention::sum_rows(const Run& run, int64_t from, int64_t count, const float* weights,
+                              float* y) const {
+  const int64_t n = pass_.head_dim;
+  const uint8_t* rows = run.value(from);
+  switch (run.type) {
+    case StoredRows::kF32:
+      vec_.axpy_rows(weights, reinterpret_cast<const float*>(rows), run.v_stride / 4, count, y, n);
+      return;
+    case StoredRows::kF16:
+      vec_.axpy_f16_rows(weights, reinterpret_cast<const uint16_t*>(rows), run.v_stride / 2, count,
+                         y, n);
+      return;
+    case StoredRows::kBF16:
+      vec_.axpy_bf16_rows(weights, reinterpret_cast<const uint16_t*>(rows), run.v_stride / 2, count,
+                          y, n);
+      return;
+    case StoredRows::kInt8:
+      vec_.axpy_int8_rows(weights, int8_rows(rows, run.v_stride, run.scale_offset, count), y);
+      return;
+    case StoredRows::kCodec:
+      TESSERA_DCHECK(false, "attention: a codec's segment read as rows");
+      return;
   }
 }
 

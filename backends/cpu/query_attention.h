@@ -31,10 +31,18 @@ class QueryAttention {
   // scores + g * capacity; returns how many.
   int64_t score(int64_t first, int64_t limit);
   void score_run(const Run& run);
-  // `count` keys (key i at keys + i * stride) at index on.
+  // `count` f32 keys (key i at keys + i * stride) at index on.
   void score_keys(const float* keys, int64_t stride, int64_t count, int64_t index);
-  // The key of an entry at position p as this query must see it.
-  const float* key_for(const float* key, int64_t p);
+  // A run's keys as they are stored (f32, half floats or int8 codes).
+  void score_stored(const Run& run);
+  Int8Rows int8_rows(const uint8_t* codes, int64_t row_bytes, int64_t scale_offset,
+                     int64_t count) const;
+  // Row i of a run of records, decoded to head_dim floats.
+  void decode_row(const Run& run, int64_t i, float* out) const;
+  // Every head's `count` scores at out on times the pass's scale.
+  void scale_scores(float* out, int64_t count) const;
+  // Key i of run as this query must see it (as f32, turned where it must be).
+  const float* key_for(const Run& run, int64_t i);
 
   // Each chunk's maximum and exp sum per head, the scores turned to exp(score
   // - maximum) in place; normalised only after the values are summed (as a
@@ -47,6 +55,7 @@ class QueryAttention {
 
   void sum_values(int64_t first, int64_t limit);
   void sum_run(const Run& run);
+  void sum_rows(const Run& run, int64_t from, int64_t count, const float* weights, float* y) const;
   // Where head g's value sums of the current chunk go.
   float* sums_of(int64_t g) const;
   void merge_chunk(int64_t c);

@@ -9,25 +9,58 @@
 #include <cstdint>
 
 #include "core/backend/backend.h"
+#include "core/compressor/compressor.h"
+#include "core/compressor/kv_records.h"
 
 namespace tessera::cpu {
 
-// Entries stored one after another: entry i's key at k + i * k_stride, its
-// value at v + i * v_stride, its position positions[i]; the first is the
-// index-th visible key of the range walked.
+// How attention reads a layer's stored K/V (one codec per layer): as f32
+// rows (decoded, or no codec); as the codec's records where they are one of
+// kv_records.h's layouts the CPU reads, attended as they are stored
+// (converted in registers, no decode of the context): f16, bf16 and int8
+// rows; or through the codec's own calls (kCodec: EncodedSegmentReader).
+enum class StoredRows : uint8_t { kF32, kF16, kBF16, kInt8, kCodec };
+
+inline StoredRows stored_rows_of(const KVSegment& seg, int64_t head_dim) {
+  if (!seg.encoded()) return StoredRows::kF32;
+  const KVRecordLayout layout =
+      seg.codec->record_layout(static_cast<int>(seg.heads_per_record * head_dim));
+  switch (layout.format) {
+    case KVRecordFormat::kF16:
+      return StoredRows::kF16;
+    case KVRecordFormat::kBF16:
+      return StoredRows::kBF16;
+    case KVRecordFormat::kInt8Symmetric:
+      // One scale per record (a record of several heads shares it).
+      return layout.group_size == layout.width ? StoredRows::kInt8 : StoredRows::kCodec;
+    default:
+      return StoredRows::kCodec;
+  }
+}
+
+// Entries stored one after another: entry i's key at k + i * k_stride bytes
+// (head_dim elements of `type`: f32, f16, bf16 or int8 codes), its value at
+// v + i * v_stride, its position positions[i]; the first is the index-th
+// visible key of the range walked. An int8 row's fp16 scale lies
+// scale_offset bytes after its first code.
 struct Run {
-  const float* k;
+  const uint8_t* k;
   int64_t k_stride;
-  const float* v;
+  const uint8_t* v;
   int64_t v_stride;
+  StoredRows type;
+  int64_t scale_offset;
   const int32_t* positions;
   int64_t count, index;
+
+  const uint8_t* key(int64_t i) const { return k + i * k_stride; }
+  const uint8_t* value(int64_t i) const { return v + i * v_stride; }
 
   // Entries [from, to) of this run.
   Run slice(int64_t from, int64_t to) const {
     Run part = *this;
-    part.k += from * k_stride;
-    part.v += from * v_stride;
+    part.k = key(from);
+    part.v = value(from);
     part.positions += from;
     part.count = to - from;
     part.index += from;
@@ -65,46 +98,44 @@ class StoredFilter {
 
 class VisibleKeys {
  public:
-  VisibleKeys(const AttentionParams& a, int64_t t, int64_t kvh)
+  // `stored`: how this layer's stored segments are read (stored_rows_of).
+  VisibleKeys(const AttentionParams& a, int64_t t, int64_t kvh, StoredRows stored)
       : a_(a),
         t_(t),
         kvh_(kvh),
         position_(a.positions[static_cast<std::size_t>(t)]),
         branch_(a.branches.empty() ? nullptr : &a.branches[static_cast<std::size_t>(t)]),
-        view_(a.views[static_cast<std::size_t>(a.view_of[static_cast<std::size_t>(t)])]) {}
+        view_(a.views[static_cast<std::size_t>(a.view_of[static_cast<std::size_t>(t)])]),
+        stored_(stored) {}
 
   int64_t position() const { return position_; }
 
   // Walks the visible keys [first, first + limit) in order: on_run(const
-  // Run&) for decoded ones, in runs of entries stored one after another;
-  // on_encoded(seg, filter) for an encoded segment, whole and in its place
-  // (encoded segments come only with a range of every key), returning how
-  // many of its entries `filter` lets through.
+  // Run&) for rows read as stored, in runs of entries stored one after
+  // another; on_encoded(seg, filter) for a segment read through its codec,
+  // whole and in its place (such segments come only with a range of every
+  // key), returning how many of its entries `filter` lets through.
   template <class OnRun, class OnEncoded>
   void each(int64_t first, int64_t limit, OnRun&& on_run, OnEncoded&& on_encoded) const {
     RangeCut<OnRun> cut{-first, limit, on_run};
     for (const KVSegment& seg : view_.segments) {
       const StoredFilter visible(a_.rule, position_, branch_, seg);
-      if (seg.encoded()) {
+      if (seg.encoded() && stored_ == StoredRows::kCodec) {
         cut.index += on_encoded(seg, visible);
         continue;
       }
-      const Run entries{seg.k.f32() + kvh_ * seg.k.stride[0],
-                        seg.k.stride[1],
-                        seg.v.f32() + kvh_ * seg.v.stride[0],
-                        seg.v.stride[1],
-                        seg.positions,
-                        seg.count,
-                        0};
+      const Run entries = seg.encoded() ? record_rows(seg) : f32_rows(seg);
       if (visible.all())
         cut.offer(entries);
       else
         cut.offer_visible(entries, visible);
     }
-    const Run batch{a_.batch_k.f32() + kvh_ * a_.batch_k.stride[1],
-                    a_.batch_k.stride[0],
-                    a_.batch_v.f32() + kvh_ * a_.batch_v.stride[1],
-                    a_.batch_v.stride[0],
+    const Run batch{bytes_of(a_.batch_k.f32() + kvh_ * a_.batch_k.stride[1]),
+                    a_.batch_k.stride[0] * 4,
+                    bytes_of(a_.batch_v.f32() + kvh_ * a_.batch_v.stride[1]),
+                    a_.batch_v.stride[0] * 4,
+                    StoredRows::kF32,
+                    0,
                     a_.positions.data(),
                     static_cast<int64_t>(a_.positions.size()),
                     0};
@@ -146,10 +177,37 @@ class VisibleKeys {
     }
   };
 
+  static const uint8_t* bytes_of(const float* p) { return reinterpret_cast<const uint8_t*>(p); }
+
+  Run f32_rows(const KVSegment& seg) const {
+    return {bytes_of(seg.k.f32() + kvh_ * seg.k.stride[0]),
+            seg.k.stride[1] * 4,
+            bytes_of(seg.v.f32() + kvh_ * seg.v.stride[0]),
+            seg.v.stride[1] * 4,
+            StoredRows::kF32,
+            0,
+            seg.positions,
+            seg.count,
+            0};
+  }
+  // A segment's records (KVSegment: records of heads_per_record kv heads,
+  // one after another per run of heads) as rows of this kv head.
+  Run record_rows(const KVSegment& seg) const {
+    const int64_t head_dim = a_.q.dim(2), width = seg.heads_per_record * head_dim;
+    const bool int8 = stored_ == StoredRows::kInt8;
+    const int64_t element = int8 ? 1 : 2, head_at = (kvh_ % seg.heads_per_record) * head_dim;
+    const auto record = static_cast<int64_t>(int8 ? width + 2 : 2 * width);
+    const std::size_t at =
+        (kvh_ / seg.heads_per_record) * seg.record_head_stride + head_at * element;
+    return {seg.k_records + at,         record,        seg.v_records + at, record, stored_,
+            int8 ? width - head_at : 0, seg.positions, seg.count,          0};
+  }
+
   const AttentionParams& a_;
   int64_t t_, kvh_, position_;
   const BranchId* branch_;  // null: the batch carries no branches
   const KVView& view_;
+  StoredRows stored_;
 };
 
 }  // namespace tessera::cpu

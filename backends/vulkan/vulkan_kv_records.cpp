@@ -39,6 +39,9 @@ bool VulkanBackend::supports_kv_records(const KVRecordLayout& layout) const {
     case KVRecordFormat::kInt4Symmetric:
       // The shader packs a group's codes two to a byte: groups of even size.
       return kv_record_bytes(layout) > 0 && layout.group_size % 2 == 0;
+    case KVRecordFormat::kF16:
+    case KVRecordFormat::kBF16:
+      // No half-record shaders yet: such layers split at the codec point.
     case KVRecordFormat::kOpaque:
       break;
   }

@@ -31,6 +31,13 @@ enum class KVRecordFormat : uint8_t {
   // order. Per group: scale and codes as kInt8Symmetric with 7 for 127.
   // (The int4 codec.)
   kInt4Symmetric = 3,
+  // width IEEE half floats in element order, little-endian: 2 * width bytes.
+  // Each is round-to-nearest-even of x clamped to [-65504, 65504] (a NaN
+  // stays a NaN). (The f16 codec; ABI 8.4.)
+  kF16 = 4,
+  // width bfloat16s (the top 16 bits of the f32, round-to-nearest-even, a NaN
+  // kept a NaN), little-endian: 2 * width bytes. (The bf16 codec; ABI 8.4.)
+  kBF16 = 5,
 };
 
 struct KVRecordLayout {
@@ -48,6 +55,9 @@ inline std::size_t kv_record_bytes(const KVRecordLayout& layout) {
   switch (layout.format) {
     case KVRecordFormat::kF32:
       return 4 * width;
+    case KVRecordFormat::kF16:
+    case KVRecordFormat::kBF16:
+      return 2 * width;
     case KVRecordFormat::kInt8Symmetric:
       return width + 2;
     case KVRecordFormat::kInt4Symmetric:

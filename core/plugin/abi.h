@@ -61,12 +61,13 @@
 // supports_kv_records / encode_kv / round_trip_kv appended, DType::kU8, and a
 // KVSegment may hold device records (KVSegment::device_records). 8.3: the
 // visibility once per forward (step 3): AttentionParams::visibility_id
-// appended.
+// appended. 8.4: half-float K/V records, KVRecordFormat::kF16 / kBF16
+// appended (the f16 and bf16 codecs; the CPU attends them as rows).
 #ifndef TESSERA_ABI_MAJOR
 #define TESSERA_ABI_MAJOR 8
 #endif
 #ifndef TESSERA_ABI_MINOR
-#define TESSERA_ABI_MINOR 3
+#define TESSERA_ABI_MINOR 4
 #endif
 
 #define TESSERA_STRINGIFY_INNER(x) #x

@@ -1,6 +1,6 @@
 // Stores each K/V element as an IEEE 754 half float: 16 bits instead of 32,
 // with a relative rounding error below 2^-11 for values in the normal range.
-// Select it with:  [cache.codec] plugin = "f16"
+// Select it with:  [cache.codec] plugin = "example_f16"
 // Its one option:  [cache.codec] saturate = false  (default true)
 #include <algorithm>
 #include <cstring>
@@ -51,5 +51,5 @@ class F16Codec final : public tessera::Compressor {
 
 }  // namespace
 
-TESSERA_PLUGIN(compressor, "f16", "1.0.0", "stores K/V as IEEE half floats (example plugin)",
-               kOptions, F16Codec)
+TESSERA_PLUGIN(compressor, "example_f16", "1.0.0",
+               "stores K/V as IEEE half floats (example plugin)", kOptions, F16Codec)

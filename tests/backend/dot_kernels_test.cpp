@@ -14,6 +14,7 @@
 #include "backends/cpu/dot_order.h"
 #include "backends/cpu/interleaved_rows.h"
 #include "core/tensor/block_quant.h"
+#include "core/tensor/dtype.h"
 
 namespace tessera::cpu {
 namespace {
@@ -89,6 +90,38 @@ TEST(DotKernels, FloatPanelsMatchTheReferenceBitwise) {
           EXPECT_TRUE(same_bits(float_panel(*fast, dtype, w, x, shape, k), expected))
               << fast->name << " " << dtype_name(dtype) << " k " << k << " rows " << shape.rows
               << " tokens " << shape.tokens;
+      }
+}
+
+// Half-float rows in the f32-row order (K/V read as stored): in every set,
+// the bits of the f32 panel over the rows converted to floats.
+TEST(DotKernels, HalfRowsInTheF32OrderGiveTheF32PanelsBits) {
+  std::vector<const DotKernels*> sets = fast_kernels();
+  sets.push_back(&scalar_dot_kernels());
+  for (const DType dtype : {DType::kF16, DType::kBF16})
+    for (const int64_t k : kLengths)
+      for (const Shape shape : kShapes) {
+        const FloatRows w = float_rows(dtype, shape.rows, k, 1);
+        std::vector<float> widened(w.bytes.size() / 2);  // the rows' padding too
+        for (std::size_t i = 0; i < widened.size(); ++i) {
+          uint16_t h;
+          std::memcpy(&h, w.bytes.data() + 2 * i, 2);
+          widened[i] = dtype == DType::kF16 ? half_to_float(h) : bf16_to_float(h);
+        }
+        FloatRows f32{std::vector<uint8_t>(widened.size() * 4), w.row_bytes * 2};
+        std::memcpy(f32.bytes.data(), widened.data(), f32.bytes.size());
+        const std::vector<float> x = gaussian(static_cast<std::size_t>(shape.tokens * (k + 5)), 2);
+        const std::vector<float> expected =
+            float_panel(scalar_dot_kernels(), DType::kF32, f32, x, shape, k);
+        for (const DotKernels* set : sets) {
+          std::vector<float> out(expected.size(), -1.0f);
+          (dtype == DType::kF16 ? set->f16_as_f32 : set->bf16_as_f32)(
+              {w.bytes.data(), w.row_bytes, shape.rows, x.data(), k + 5, shape.tokens, k,
+               out.data(), shape.rows + 1});
+          EXPECT_TRUE(same_bits(out, expected))
+              << set->name << " " << dtype_name(dtype) << " k " << k << " rows " << shape.rows
+              << " tokens " << shape.tokens;
+        }
       }
 }
 
@@ -435,6 +468,56 @@ TEST(DotKernels, AttentionStepsMatchTheReferenceBitwise) {
         for (std::size_t i = 0; i < count; ++i)
           ASSERT_TRUE(same_bits(got[i], want[i]))
               << fast->name << " axpy_rows n " << n << " run " << run << " at " << i;
+      }
+      // The same over f16 and bf16 rows (half-float K/V, read as stored).
+      std::vector<uint16_t> f16_rows(rows.size()), bf16_rows(rows.size());
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        f16_rows[i] = float_to_half(rows[i]);
+        bf16_rows[i] = float_to_bf16(rows[i]);
+      }
+      for (const bool bf16 : {false, true}) {
+        const auto axpy = [&](const DotKernels& set) {
+          return bf16 ? set.axpy_bf16_rows : set.axpy_f16_rows;
+        };
+        const uint16_t* halves = bf16 ? bf16_rows.data() : f16_rows.data();
+        std::vector<float> want_h = b, got_h = b;
+        for (const int64_t run : {0, 1, 3, 7}) {
+          axpy(ref)(weights.data(), halves, n + 3, run, want_h.data(), n);
+          axpy (*fast)(weights.data(), halves, n + 3, run, got_h.data(), n);
+          for (std::size_t i = 0; i < count; ++i)
+            ASSERT_TRUE(same_bits(got_h[i], want_h[i]))
+                << fast->name << (bf16 ? " axpy_bf16_rows" : " axpy_f16_rows") << " n " << n
+                << " run " << run << " at " << i;
+        }
+      }
+      // int8 rows as the int8 codec stores them (codes, then an fp16
+      // scale), the row n + 5 bytes long with the scale after two more codes
+      // (a record of several heads): scores of three heads and value sums.
+      {
+        const int64_t row_bytes = n + 5, rows_count = 7;
+        std::vector<uint8_t> records(static_cast<std::size_t>(row_bytes * rows_count));
+        std::mt19937 codes_rng(31);
+        for (uint8_t& byte : records) byte = static_cast<uint8_t>(codes_rng() & 0xffu);
+        for (int64_t j = 0; j < rows_count; ++j) {
+          const uint16_t scale = float_to_half(0.01f * static_cast<float>(j + 1));
+          std::memcpy(&records[static_cast<std::size_t>(j * row_bytes + n + 2)], &scale, 2);
+        }
+        const std::vector<float> queries = gaussian(3 * (count + 1), 26);
+        for (const int64_t run : {0, 1, 3, 7}) {
+          const Int8Rows int8{records.data(), row_bytes, n + 2, run, n};
+          std::vector<float> want_s(3 * 8, 0.0f), got_s(want_s.size(), 0.0f);
+          ref.int8_row_scores(int8, queries.data(), n + 1, 3, want_s.data(), 8);
+          fast->int8_row_scores(int8, queries.data(), n + 1, 3, got_s.data(), 8);
+          for (std::size_t i = 0; i < want_s.size(); ++i)
+            ASSERT_TRUE(same_bits(got_s[i], want_s[i]))
+                << fast->name << " int8_row_scores n " << n << " run " << run << " at " << i;
+          std::vector<float> want_y = b, got_y = b;
+          ref.axpy_int8_rows(weights.data(), int8, want_y.data());
+          fast->axpy_int8_rows(weights.data(), int8, got_y.data());
+          for (std::size_t i = 0; i < count; ++i)
+            ASSERT_TRUE(same_bits(got_y[i], want_y[i]))
+                << fast->name << " axpy_int8_rows n " << n << " run " << run << " at " << i;
+        }
       }
       ref.silu_mul(scores.data(), up.data(), want.data(), n);
       fast->silu_mul(scores.data(), up.data(), got.data(), n);

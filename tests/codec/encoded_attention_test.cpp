@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "plugins/compressor_common/half_codec.h"
 #include "plugins/compressor_int4/int4_codec.h"
 #include "plugins/compressor_int8/int8_codec.h"
 #include "plugins/compressor_lattice/lattice_codec.h"
@@ -91,6 +92,13 @@ TEST(EncodedAttention, Int8MatchesDecodeThenCompute) {
   for (int dim : {8, 128}) expect_fused_equals_decoded(codec, dim, "int8");
 }
 
+TEST(EncodedAttention, HalfFloatsMatchDecodeThenCompute) {
+  for (int dim : {8, 128}) {
+    expect_fused_equals_decoded(F16Codec(), dim, "f16");
+    expect_fused_equals_decoded(Bf16Codec(), dim, "bf16");
+  }
+}
+
 TEST(EncodedAttention, Int4MatchesDecodeThenCompute) {
   for (int group : {8, 32}) {
     const Int4Codec codec(group);
@@ -103,9 +111,9 @@ TEST(EncodedAttention, Int4MatchesDecodeThenCompute) {
 TEST(EncodedAttention, HeadsCallsEqualOneHeadCallsBitForBit) {
   using lattice::ClampMode;
   using lattice::LatticeKind;
-  std::vector<std::shared_ptr<const Compressor>> codecs = {std::make_shared<Int8Codec>(),
-                                                           std::make_shared<Int4Codec>(32),
-                                                           std::make_shared<Int4Codec>(3)};
+  std::vector<std::shared_ptr<const Compressor>> codecs = {
+      std::make_shared<Int8Codec>(), std::make_shared<Int4Codec>(32),
+      std::make_shared<Int4Codec>(3), std::make_shared<F16Codec>(), std::make_shared<Bf16Codec>()};
   for (LatticeKind kind : {LatticeKind::kD4, LatticeKind::kE8})
     for (ClampMode clamp : {ClampMode::kBox, ClampMode::kReference})
       for (int32_t q : {37, 152})  // 152: codes past 64 bits

@@ -1,17 +1,20 @@
-// The CPU attention kernel reading encoded segments through their codec
-// (no decoding) equals the same attention over the decoded values, within
-// float rounding, for every codec that attends encoded: stored segments mixed
-// with in-batch keys, a window rule, several segments, GQA, and records that
-// hold one kv head or a token's kv heads (cache.codec_span = "token"). And
+// The CPU attention kernel reading encoded segments through their codec, or
+// as stored rows (f16, bf16, int8), with no decoding, equals the same
+// attention over the decoded values, within float rounding (as stored: bit
+// for bit), for every codec that attends encoded: stored segments mixed with
+// in-batch keys, a window rule, several segments, GQA, and records that hold
+// one kv head or a token's kv heads (cache.codec_span = "token"). And
 // branches (BIM): the bits of the store without the other branches' records.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "backends/cpu/cpu_kernels.h"
+#include "plugins/compressor_common/half_codec.h"
 #include "plugins/compressor_int4/int4_codec.h"
 #include "plugins/compressor_int8/int8_codec.h"
 #include "plugins/compressor_lattice/lattice_codec.h"
@@ -24,6 +27,9 @@ namespace {
 struct CodecCase {
   std::string name;
   std::shared_ptr<const Compressor> codec;
+  // Read as stored by the CPU (visible_keys.h): the bits of attention over
+  // the decoded floats, not only within rounding.
+  bool as_stored = false;
 };
 
 std::vector<CodecCase> codecs() {
@@ -33,8 +39,10 @@ std::vector<CodecCase> codecs() {
   return {{"lattice_d4_q38", std::make_shared<LatticeCodec>(d4)},
           {"lattice_e8_q37", std::make_shared<LatticeCodec>(e8)},
           {"lattice_e8_q4", std::make_shared<LatticeCodec>(e8_coarse)},
-          {"int8", std::make_shared<Int8Codec>()},
-          {"int4_g16", std::make_shared<Int4Codec>(16)}};
+          {"int8", std::make_shared<Int8Codec>(), true},
+          {"int4_g16", std::make_shared<Int4Codec>(16)},
+          {"f16", std::make_shared<F16Codec>(), true},
+          {"bf16", std::make_shared<Bf16Codec>(), true}};
 }
 
 class FusedAttention : public ::testing::TestWithParam<CodecCase> {};
@@ -57,8 +65,9 @@ Batch draw_batch(test::GaussianSource& gauss, int64_t first_position, int64_t n)
   return b;
 }
 
-// The CPU kernel on two threads, over one view of `parts`.
-std::vector<float> attend(Batch& b, const std::vector<KVSegment>& parts, WindowRule rule) {
+// The CPU kernel on `threads` threads, over one view of `parts`.
+std::vector<float> attend(Batch& b, const std::vector<KVSegment>& parts, WindowRule rule,
+                          int threads = 2) {
   const auto n = static_cast<int64_t>(b.positions.size());
   const KVView view{parts};
   const std::vector<int32_t> view_of(static_cast<std::size_t>(n), 0);
@@ -76,7 +85,7 @@ std::vector<float> attend(Batch& b, const std::vector<KVSegment>& parts, WindowR
   a.in_batch = {mask, 1};
   a.rule = rule;
   a.out = Tensor::contiguous(out.data(), DType::kF32, {n, kHeads, kHd});
-  cpu::ThreadPool pool(2);
+  cpu::ThreadPool pool(threads);
   cpu::RopeTable rope;
   cpu::attention(a, rope, &pool);
   return out;
@@ -98,7 +107,7 @@ KVSegment encoded_segment(const Compressor& codec, const uint8_t* k_records,
   return s;
 }
 
-void check_fused_equals_decoded(const Compressor& codec, int64_t heads_per_record) {
+void check_fused_equals_decoded(const Compressor& codec, int64_t heads_per_record, bool as_stored) {
   constexpr int64_t kStored = 37, kN = 3;
   // A record is `width` floats; run r holds kv heads r * heads_per_record...
   const int64_t width = heads_per_record * kHd;
@@ -153,6 +162,10 @@ void check_fused_equals_decoded(const Compressor& codec, int64_t heads_per_recor
                                   (1.0 + std::abs(static_cast<double>(decoded[i]))));
     EXPECT_LE(worst, 1e-5) << "window " << rule.window << ", " << heads_per_record
                            << " heads per record";
+    if (as_stored) {
+      EXPECT_TRUE(test::bitwise_equal(fused, decoded))
+          << "window " << rule.window << ", " << heads_per_record << " heads per record";
+    }
   }
 }
 
@@ -233,16 +246,45 @@ void check_branches_equal_removing_records(const Compressor& codec, int64_t head
 }
 
 TEST_P(FusedAttention, EqualsDecodeThenAttend) {
-  check_fused_equals_decoded(*GetParam().codec, 1);
+  check_fused_equals_decoded(*GetParam().codec, 1, GetParam().as_stored);
 }
 
 TEST_P(FusedAttention, RecordsSpanningATokensHeadsEqualDecodeThenAttend) {
-  check_fused_equals_decoded(*GetParam().codec, 2);
+  check_fused_equals_decoded(*GetParam().codec, 2, GetParam().as_stored);
 }
 
 TEST_P(FusedAttention, BranchesEqualRemovingTheOtherBranchesRecords) {
   check_branches_equal_removing_records(*GetParam().codec, 1);
   check_branches_equal_removing_records(*GetParam().codec, 2);
+}
+
+// Records the CPU reads as stored (f16, bf16, int8) are rows in the chunks
+// of f32 ones: a long context decoded one token at a time is split across
+// threads by chunk (one token and 2 kv heads, fewer items than 4 threads)
+// and gives the bits of one thread, which does not split.
+TEST(FusedAttentionStoredRows, SplitByChunkGivesTheBitsOfOneThread) {
+  constexpr int64_t kStored = 700;  // three chunks of 256
+  const F16Codec f16;
+  const Bf16Codec bf16;
+  const Int8Codec int8;
+  for (const Compressor* codec : std::initializer_list<const Compressor*>{&f16, &bf16, &int8}) {
+    test::GaussianSource gauss(5);
+    const std::size_t record = codec->encoded_bytes(1, kHd);
+    const std::vector<float> k_raw = gauss.vectors(kKvHeads * kStored, kHd),
+                             v_raw = gauss.vectors(kKvHeads * kStored, kHd);
+    std::vector<uint8_t> k_rec(kKvHeads * kStored * record), v_rec(k_rec.size());
+    codec->encode(k_raw.data(), kKvHeads * kStored, kHd, k_rec.data());
+    codec->encode(v_raw.data(), kKvHeads * kStored, kHd, v_rec.data());
+    std::vector<int32_t> positions(kStored);
+    for (int64_t j = 0; j < kStored; ++j)
+      positions[static_cast<std::size_t>(j)] = static_cast<int32_t>(j);
+    const std::vector<KVSegment> parts = {encoded_segment(
+        *codec, k_rec.data(), v_rec.data(), kStored * record, 1, positions.data(), kStored)};
+    Batch batch = draw_batch(gauss, kStored, 1);
+    for (const WindowRule rule : {WindowRule{}, WindowRule{4, 500, false}})
+      EXPECT_TRUE(test::bitwise_equal(attend(batch, parts, rule, 4), attend(batch, parts, rule, 1)))
+          << "window " << rule.window;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Codecs, FusedAttention, ::testing::ValuesIn(codecs()),

@@ -143,7 +143,7 @@ TEST_P(KvStrategiesOnModels, OneCodecVectorPerTokenDecodesAsItPrefills) {
 // give the same tokens through them.
 TEST_P(KvStrategiesOnModels, LossyCodecsDecodeOnEveryStore) {
   const std::string path = model();
-  for (const std::string codec : {"int8", "int4"}) {
+  for (const std::string codec : {"int8", "int4", "f16", "bf16"}) {
     SCOPED_TRACE(codec);
     std::vector<int32_t> on_static;
     for (const std::string store : {"static", "paged", "sink_window"}) {
@@ -159,6 +159,37 @@ TEST_P(KvStrategiesOnModels, LossyCodecsDecodeOnEveryStore) {
       }
     }
   }
+}
+
+// Half-float K/V move a text's mean NLL by no more than their rounding (f16:
+// 2^-11 relative per element, bf16: 2^-8). Fed 16 tokens per forward, so
+// most keys each query sees come from the store, as half floats, read as
+// stored on every store.
+TEST_P(KvStrategiesOnModels, HalfFloatKvIsWithinItsRoundingOfF32) {
+  const std::string path = model();
+  const std::vector<int32_t> text = greedy_sequence(*make_engine(path), 160);
+  const std::string chunked = "[decode]\nmax_batch = 16\n";
+  auto f32 = score_tokens(*make_engine(path, chunked), text);
+  ASSERT_TRUE(f32.ok()) << f32.status().to_string();
+  const std::vector<int32_t> prefix(text.begin(), text.begin() + 40);
+  const std::vector<float> exact = incremental_logits(*make_engine(path), prefix);
+  for (const auto& [codec, tolerance] :
+       {std::pair<std::string, double>{"f16", 2e-3}, {"bf16", 2e-2}})
+    for (const std::string store : {"static", "paged"}) {
+      SCOPED_TRACE(codec + " on " + store);
+      auto engine = make_engine(path, chunked + "[cache]\nplugin = \"" + store +
+                                          "\"\n[cache.codec]\nplugin = \"" + codec + "\"\n");
+      ASSERT_NE(engine, nullptr);
+      EXPECT_EQ(engine->cache().codec(0).record_layout(8).format,
+                codec == "f16" ? KVRecordFormat::kF16 : KVRecordFormat::kBF16);
+      auto half = score_tokens(*engine, text);
+      ASSERT_TRUE(half.ok()) << half.status().to_string();
+      EXPECT_NEAR(half->mean_nll, f32->mean_nll, tolerance * std::max(1.0, f32->mean_nll));
+      // One token at a time every key but its own comes from the store, rounded.
+      const std::vector<float> rounded = incremental_logits(*engine, prefix);
+      ASSERT_EQ(rounded.size(), exact.size());
+      EXPECT_NE(std::memcmp(rounded.data(), exact.data(), exact.size() * sizeof(float)), 0);
+    }
 }
 
 // The window changes the model's view: past the window the logits differ
