@@ -2,11 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 #include "backends/cpu/kernel_support.h"
-#include "core/tensor/dtype.h"
-#include "core/tensor/half.h"
+#include "backends/cpu/record_rows.h"
 
 namespace tessera::cpu {
 
@@ -134,7 +132,7 @@ const float* QueryAttention::key_for(const Run& run, int64_t i) {
   const int64_t p = run.positions[i];
   const float* key = reinterpret_cast<const float*>(run.key(i));
   if (run.type != StoredRows::kF32) {  // a record's row, as f32 first
-    decode_row(run, i, s_.record_wide);
+    decode_record_row(run, run.key(i), pass_.head_dim, s_.record_wide);
     key = s_.record_wide;
   }
   const int64_t moved = p < a_.rule.sink ? shift_ : 0;
@@ -145,28 +143,6 @@ const float* QueryAttention::key_for(const Run& run, int64_t i) {
   if (moved == 0) return key;
   pass_.rope.rotate(key, moved, s_.rotated);
   return s_.rotated;
-}
-
-// As the codec decodes it (kv_records.h): halves exactly, codes * scale.
-void QueryAttention::decode_row(const Run& run, int64_t i, float* out) const {
-  const uint8_t* row = run.key(i);
-  for (int64_t d = 0; d < pass_.head_dim; ++d) {
-    uint16_t half = 0;
-    if (run.type != StoredRows::kInt8) std::memcpy(&half, row + 2 * d, 2);
-    switch (run.type) {
-      case StoredRows::kF16:
-        out[d] = f16_to_f32(half);
-        break;
-      case StoredRows::kBF16:
-        out[d] = bf16_to_float(half);
-        break;
-      default: {
-        uint16_t scale;
-        std::memcpy(&scale, row + run.scale_offset, 2);
-        out[d] = static_cast<float>(static_cast<int8_t>(row[d])) * f16_to_f32(scale);
-      }
-    }
-  }
 }
 
 void QueryAttention::softmax(int64_t visible) {

@@ -37,8 +37,6 @@ class QueryAttention {
   void score_stored(const Run& run);
   Int8Rows int8_rows(const uint8_t* codes, int64_t row_bytes, int64_t scale_offset,
                      int64_t count) const;
-  // Row i of a run of records, decoded to head_dim floats.
-  void decode_row(const Run& run, int64_t i, float* out) const;
   // Every head's `count` scores at out on times the pass's scale.
   void scale_scores(float* out, int64_t count) const;
   // Key i of run as this query must see it (as f32, turned where it must be).

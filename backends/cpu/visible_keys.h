@@ -49,7 +49,7 @@ struct Run {
   const uint8_t* v;
   int64_t v_stride;
   StoredRows type;
-  int64_t scale_offset;
+  int64_t scale_offset = 0;
   const int32_t* positions;
   int64_t count, index;
 
@@ -130,15 +130,14 @@ class VisibleKeys {
       else
         cut.offer_visible(entries, visible);
     }
-    const Run batch{bytes_of(a_.batch_k.f32() + kvh_ * a_.batch_k.stride[1]),
-                    a_.batch_k.stride[0] * 4,
-                    bytes_of(a_.batch_v.f32() + kvh_ * a_.batch_v.stride[1]),
-                    a_.batch_v.stride[0] * 4,
-                    StoredRows::kF32,
-                    0,
-                    a_.positions.data(),
-                    static_cast<int64_t>(a_.positions.size()),
-                    0};
+    Run batch{};
+    batch.k = bytes_of(a_.batch_k.f32() + kvh_ * a_.batch_k.stride[1]);
+    batch.k_stride = a_.batch_k.stride[0] * 4;
+    batch.v = bytes_of(a_.batch_v.f32() + kvh_ * a_.batch_v.stride[1]);
+    batch.v_stride = a_.batch_v.stride[0] * 4;
+    batch.type = StoredRows::kF32;
+    batch.positions = a_.positions.data();
+    batch.count = static_cast<int64_t>(a_.positions.size());
     cut.offer_visible(batch, [&](int64_t j) {
       return a_.in_batch.sees(t_, j) &&
              a_.rule.sees(position_, a_.positions[static_cast<std::size_t>(j)]);
@@ -180,27 +179,34 @@ class VisibleKeys {
   static const uint8_t* bytes_of(const float* p) { return reinterpret_cast<const uint8_t*>(p); }
 
   Run f32_rows(const KVSegment& seg) const {
-    return {bytes_of(seg.k.f32() + kvh_ * seg.k.stride[0]),
-            seg.k.stride[1] * 4,
-            bytes_of(seg.v.f32() + kvh_ * seg.v.stride[0]),
-            seg.v.stride[1] * 4,
-            StoredRows::kF32,
-            0,
-            seg.positions,
-            seg.count,
-            0};
+    Run run{};
+    run.k = bytes_of(seg.k.f32() + kvh_ * seg.k.stride[0]);
+    run.k_stride = seg.k.stride[1] * 4;
+    run.v = bytes_of(seg.v.f32() + kvh_ * seg.v.stride[0]);
+    run.v_stride = seg.v.stride[1] * 4;
+    run.type = StoredRows::kF32;
+    run.positions = seg.positions;
+    run.count = seg.count;
+    return run;
   }
   // A segment's records (KVSegment: records of heads_per_record kv heads,
   // one after another per run of heads) as rows of this kv head.
   Run record_rows(const KVSegment& seg) const {
     const int64_t head_dim = a_.q.dim(2), width = seg.heads_per_record * head_dim;
-    const bool int8 = stored_ == StoredRows::kInt8;
-    const int64_t element = int8 ? 1 : 2, head_at = (kvh_ % seg.heads_per_record) * head_dim;
-    const auto record = static_cast<int64_t>(int8 ? width + 2 : 2 * width);
-    const std::size_t at =
-        (kvh_ / seg.heads_per_record) * seg.record_head_stride + head_at * element;
-    return {seg.k_records + at,         record,        seg.v_records + at, record, stored_,
-            int8 ? width - head_at : 0, seg.positions, seg.count,          0};
+    const int64_t head_at = (kvh_ % seg.heads_per_record) * head_dim;
+    const KVRecordLayout layout = seg.codec->record_layout(static_cast<int>(width));
+    Run run{};
+    run.type = stored_;
+    run.k_stride = run.v_stride = static_cast<int64_t>(kv_record_bytes(layout));
+    // Bytes from a record's start to this head's first element.
+    const int64_t at = stored_ == StoredRows::kInt8 ? head_at : 2 * head_at;
+    if (stored_ == StoredRows::kInt8) run.scale_offset = width - head_at;
+    const std::size_t start = (kvh_ / seg.heads_per_record) * seg.record_head_stride;
+    run.k = seg.k_records + start + at;
+    run.v = seg.v_records + start + at;
+    run.positions = seg.positions;
+    run.count = seg.count;
+    return run;
   }
 
   const AttentionParams& a_;

@@ -80,7 +80,11 @@ INSTANTIATE_TEST_SUITE_P(StagesPositionsCodecs, RestorationSteps,
                                            StepCase{"post_rope", "reassign", "identity"},
                                            StepCase{"pre_rope", "reassign", "identity"},
                                            StepCase{"post_rope", "keep", "int8"},
-                                           StepCase{"pre_rope", "keep", "int4"}),
+                                           StepCase{"pre_rope", "keep", "int4"},
+                                           // Records read as stored, keys turned as read.
+                                           StepCase{"pre_rope", "keep", "int8"},
+                                           StepCase{"pre_rope", "reassign", "f16"},
+                                           StepCase{"post_rope", "reassign", "bf16"}),
                          [](const auto& test) {
                            return std::string(std::get<0>(test.param)) + "_" +
                                   std::get<1>(test.param) + "_" + std::get<2>(test.param);
