@@ -130,14 +130,10 @@ class VisibleKeys {
       else
         cut.offer_visible(entries, visible);
     }
-    Run batch{};
-    batch.k = bytes_of(a_.batch_k.f32() + kvh_ * a_.batch_k.stride[1]);
-    batch.k_stride = a_.batch_k.stride[0] * 4;
-    batch.v = bytes_of(a_.batch_v.f32() + kvh_ * a_.batch_v.stride[1]);
-    batch.v_stride = a_.batch_v.stride[0] * 4;
-    batch.type = StoredRows::kF32;
-    batch.positions = a_.positions.data();
-    batch.count = static_cast<int64_t>(a_.positions.size());
+    // The batch's K/V are [n, kv_heads, head_dim]: a head's rows stride[0] apart.
+    const Run batch = f32_run(a_.batch_k, a_.batch_k.stride[1], a_.batch_k.stride[0], a_.batch_v,
+                              a_.batch_v.stride[1], a_.batch_v.stride[0], a_.positions.data(),
+                              static_cast<int64_t>(a_.positions.size()));
     cut.offer_visible(batch, [&](int64_t j) {
       return a_.in_batch.sees(t_, j) &&
              a_.rule.sees(position_, a_.positions[static_cast<std::size_t>(j)]);
@@ -176,18 +172,24 @@ class VisibleKeys {
     }
   };
 
-  static const uint8_t* bytes_of(const float* p) { return reinterpret_cast<const uint8_t*>(p); }
-
-  Run f32_rows(const KVSegment& seg) const {
+  // This kv head's rows of f32 K and V tensors: the head *_head floats from
+  // the start, its rows *_row floats apart.
+  Run f32_run(const Tensor& k, int64_t k_head, int64_t k_row, const Tensor& v, int64_t v_head,
+              int64_t v_row, const int32_t* positions, int64_t count) const {
     Run run{};
-    run.k = bytes_of(seg.k.f32() + kvh_ * seg.k.stride[0]);
-    run.k_stride = seg.k.stride[1] * 4;
-    run.v = bytes_of(seg.v.f32() + kvh_ * seg.v.stride[0]);
-    run.v_stride = seg.v.stride[1] * 4;
+    run.k = reinterpret_cast<const uint8_t*>(k.f32() + kvh_ * k_head);
+    run.k_stride = k_row * 4;
+    run.v = reinterpret_cast<const uint8_t*>(v.f32() + kvh_ * v_head);
+    run.v_stride = v_row * 4;
     run.type = StoredRows::kF32;
-    run.positions = seg.positions;
-    run.count = seg.count;
+    run.positions = positions;
+    run.count = count;
     return run;
+  }
+  // A stored segment's f32 K/V are [kv_heads, count, head_dim].
+  Run f32_rows(const KVSegment& seg) const {
+    return f32_run(seg.k, seg.k.stride[0], seg.k.stride[1], seg.v, seg.v.stride[0], seg.v.stride[1],
+                   seg.positions, seg.count);
   }
   // A segment's records (KVSegment: records of heads_per_record kv heads,
   // one after another per run of heads) as rows of this kv head.
