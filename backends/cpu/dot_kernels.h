@@ -105,6 +105,21 @@ struct Int8Rows {
   int64_t k;
 };
 
+// int4 K/V records read as stored (kv_records.h's kInt4Symmetric): record
+// j at records + j * row_bytes, element e's code in nibble e % 2 of byte e /
+// 2 (less 8), its fp16 scale at scale_offset + 2 * (e / group) bytes; a
+// row's k elements are the record's elements first .. first + k - 1 (first
+// even).
+struct Int4Rows {
+  const uint8_t* records;
+  int64_t row_bytes;
+  int64_t scale_offset;
+  int64_t first;
+  int64_t group;
+  int64_t count;
+  int64_t k;
+};
+
 using FloatPanelKernel = void (*)(const FloatPanel& panel);
 using QuantPanelKernel = void (*)(const QuantPanel& panel);
 
@@ -155,6 +170,11 @@ struct DotKernels {
   void (*int8_row_scores)(const Int8Rows& rows, const float* x, int64_t x_stride, int64_t heads,
                           float* out, int64_t out_stride);
   void (*axpy_int8_rows)(const float* a, const Int8Rows& rows, float* y);
+  // The same over int4 rows, each element decoded as the int4 codec decodes
+  // it (code * its group's scale).
+  void (*int4_row_scores)(const Int4Rows& rows, const float* x, int64_t x_stride, int64_t heads,
+                          float* out, int64_t out_stride);
+  void (*axpy_int4_rows)(const float* a, const Int4Rows& rows, float* y);
   // The feed-forward's gate: out[i] = (g[i] * (1 / (1 + exp_reference(-g[i])))) * u[i].
   void (*silu_mul)(const float* g, const float* u, float* out, int64_t n);
 };

@@ -892,6 +892,87 @@ TESSERA_AVX2 void axpy_int8_rows(const float* a, const Int8Rows& rows, float* y)
                      y[i]);
 }
 
+// int4 rows as stored: the sixteen elements e0 .. e0 + 15 of a record (e0
+// even) decoded to floats, code * its group's scale, as two halves.
+TESSERA_AVX2 inline void int4_block(const Int4Rows& rows, const uint8_t* record, int64_t e0,
+                                    __m256& low_half, __m256& high_half) {
+  const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(record + e0 / 2));
+  const __m128i nibble = _mm_set1_epi8(0x0F);
+  const __m128i low = _mm_and_si128(bytes, nibble);
+  const __m128i high = _mm_and_si128(_mm_srli_epi16(bytes, 4), nibble);
+  const __m128i ordered = _mm_sub_epi8(_mm_unpacklo_epi8(low, high), _mm_set1_epi8(8));
+  const __m256 codes_low = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(ordered));
+  const __m256 codes_high = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(ordered, 8)));
+  const uint8_t* scales = record + rows.scale_offset;
+  __m256 scale_low, scale_high;
+  if (e0 / rows.group == (e0 + 15) / rows.group) {
+    scale_low = scale_high = _mm256_set1_ps(half_scale(scales + 2 * (e0 / rows.group)));
+  } else {
+    alignas(32) float each[16];
+    for (int l = 0; l < 16; ++l) each[l] = half_scale(scales + 2 * ((e0 + l) / rows.group));
+    scale_low = _mm256_load_ps(each);
+    scale_high = _mm256_load_ps(each + 8);
+  }
+  low_half = _mm256_mul_ps(codes_low, scale_low);
+  high_half = _mm256_mul_ps(codes_high, scale_high);
+}
+TESSERA_AVX2 inline float int4_element(const Int4Rows& rows, const uint8_t* record, int64_t e) {
+  const uint8_t byte = record[e / 2];
+  const int code = ((e & 1) != 0 ? byte >> 4 : byte & 0x0F) - 8;
+  return static_cast<float>(code) * half_scale(record + rows.scale_offset + 2 * (e / rows.group));
+}
+
+// The f32-row order (lanes 0-7 and 8-15 in two registers, folded, then the
+// tail), each row decoded once for up to four heads.
+TESSERA_AVX2 void int4_row_scores(const Int4Rows& rows, const float* x, int64_t x_stride,
+                                  int64_t heads, float* out, int64_t out_stride) {
+  const int64_t body = rows.k / 16 * 16;
+  for (int64_t j = 0; j < rows.count; ++j) {
+    const uint8_t* record = rows.records + j * rows.row_bytes;
+    for (int64_t h0 = 0; h0 < heads; h0 += 4) {
+      const int64_t hn = std::min<int64_t>(4, heads - h0);
+      __m256 low[4], high[4];
+      for (int h = 0; h < 4; ++h) low[h] = high[h] = _mm256_setzero_ps();
+      for (int64_t i = 0; i < body; i += 16) {
+        __m256 e_low, e_high;
+        int4_block(rows, record, rows.first + i, e_low, e_high);
+        for (int64_t h = 0; h < hn; ++h) {
+          const float* q = x + (h0 + h) * x_stride + i;
+          low[h] = _mm256_fmadd_ps(e_low, _mm256_loadu_ps(q), low[h]);
+          high[h] = _mm256_fmadd_ps(e_high, _mm256_loadu_ps(q + 8), high[h]);
+        }
+      }
+      for (int64_t h = 0; h < hn; ++h) {
+        const float* q = x + (h0 + h) * x_stride;
+        float r = sum_lanes(_mm256_add_ps(low[h], high[h]));
+        for (int64_t i = body; i < rows.k; ++i)
+          r = fma_scalar(int4_element(rows, record, rows.first + i), q[i], r);
+        out[(h0 + h) * out_stride + j] = r;
+      }
+    }
+  }
+}
+
+TESSERA_AVX2 void axpy_int4_rows(const float* a, const Int4Rows& rows, float* y) {
+  const int64_t n = rows.k, body = n / 16 * 16;
+  for (int64_t i = 0; i < body; i += 16) {
+    __m256 acc_low = _mm256_loadu_ps(y + i), acc_high = _mm256_loadu_ps(y + i + 8);
+    for (int64_t j = 0; j < rows.count; ++j) {
+      __m256 e_low, e_high;
+      int4_block(rows, rows.records + j * rows.row_bytes, rows.first + i, e_low, e_high);
+      const __m256 aj = _mm256_set1_ps(a[j]);
+      acc_low = _mm256_fmadd_ps(aj, e_low, acc_low);
+      acc_high = _mm256_fmadd_ps(aj, e_high, acc_high);
+    }
+    _mm256_storeu_ps(y + i, acc_low);
+    _mm256_storeu_ps(y + i + 8, acc_high);
+  }
+  for (int64_t i = body; i < n; ++i)
+    for (int64_t j = 0; j < rows.count; ++j)
+      y[i] = fma_scalar(a[j], int4_element(rows, rows.records + j * rows.row_bytes, rows.first + i),
+                        y[i]);
+}
+
 TESSERA_AVX2 inline __m256 silu_mul8(__m256 g, __m256 u) {
   const __m256 e = exp8(_mm256_sub_ps(_mm256_setzero_ps(), g));
   const __m256 sigmoid =
@@ -1007,6 +1088,8 @@ const DotKernels* avx2_dot_kernels() {
       axpy_bf16_rows,
       int8_row_scores,
       axpy_int8_rows,
+      int4_row_scores,
+      axpy_int4_rows,
       silu_mul};
   return supported ? &kernels : nullptr;
 }

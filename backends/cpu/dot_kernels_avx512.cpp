@@ -800,6 +800,75 @@ TESSERA_AVX512 void axpy_int8_rows(const float* a, const Int8Rows& rows, float* 
   }
 }
 
+// int4 rows as stored: the sixteen elements e0 .. e0 + 15 of a record (e0
+// even) decoded to floats, code * its group's scale.
+TESSERA_AVX512 inline __m512 int4_block(const Int4Rows& rows, const uint8_t* record, int64_t e0) {
+  const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(record + e0 / 2));
+  const __m128i nibble = _mm_set1_epi8(0x0F);
+  const __m128i low = _mm_and_si128(bytes, nibble);
+  const __m128i high = _mm_and_si128(_mm_srli_epi16(bytes, 4), nibble);
+  const __m512i codes =
+      _mm512_sub_epi32(_mm512_cvtepu8_epi32(_mm_unpacklo_epi8(low, high)), _mm512_set1_epi32(8));
+  const uint8_t* scales = record + rows.scale_offset;
+  __m512 scale;
+  if (e0 / rows.group == (e0 + 15) / rows.group) {
+    scale = _mm512_set1_ps(half_scale(scales + 2 * (e0 / rows.group)));
+  } else {
+    alignas(64) float each[16];
+    for (int l = 0; l < 16; ++l) each[l] = half_scale(scales + 2 * ((e0 + l) / rows.group));
+    scale = _mm512_load_ps(each);
+  }
+  return _mm512_mul_ps(_mm512_cvtepi32_ps(codes), scale);
+}
+TESSERA_AVX512 inline float int4_element(const Int4Rows& rows, const uint8_t* record, int64_t e) {
+  const uint8_t byte = record[e / 2];
+  const int code = ((e & 1) != 0 ? byte >> 4 : byte & 0x0F) - 8;
+  return static_cast<float>(code) * half_scale(record + rows.scale_offset + 2 * (e / rows.group));
+}
+
+// The f32-row order over the decoded elements, each row decoded once for up
+// to four heads.
+TESSERA_AVX512 void int4_row_scores(const Int4Rows& rows, const float* x, int64_t x_stride,
+                                    int64_t heads, float* out, int64_t out_stride) {
+  const int64_t body = rows.k / 16 * 16;
+  for (int64_t j = 0; j < rows.count; ++j) {
+    const uint8_t* record = rows.records + j * rows.row_bytes;
+    for (int64_t h0 = 0; h0 < heads; h0 += 4) {
+      const int64_t hn = std::min<int64_t>(4, heads - h0);
+      __m512 acc[4];
+      for (int h = 0; h < 4; ++h) acc[h] = _mm512_setzero_ps();
+      for (int64_t i = 0; i < body; i += 16) {
+        const __m512 e = int4_block(rows, record, rows.first + i);
+        for (int64_t h = 0; h < hn; ++h)
+          acc[h] = _mm512_fmadd_ps(e, _mm512_loadu_ps(x + (h0 + h) * x_stride + i), acc[h]);
+      }
+      for (int64_t h = 0; h < hn; ++h) {
+        const float* q = x + (h0 + h) * x_stride;
+        float r = fold16(acc[h]);
+        for (int64_t i = body; i < rows.k; ++i)
+          r = fma_scalar(int4_element(rows, record, rows.first + i), q[i], r);
+        out[(h0 + h) * out_stride + j] = r;
+      }
+    }
+  }
+}
+
+TESSERA_AVX512 void axpy_int4_rows(const float* a, const Int4Rows& rows, float* y) {
+  const int64_t n = rows.k, body = n / 16 * 16;
+  for (int64_t i = 0; i < body; i += 16) {
+    __m512 acc = _mm512_loadu_ps(y + i);
+    for (int64_t j = 0; j < rows.count; ++j)
+      acc =
+          _mm512_fmadd_ps(_mm512_set1_ps(a[j]),
+                          int4_block(rows, rows.records + j * rows.row_bytes, rows.first + i), acc);
+    _mm512_storeu_ps(y + i, acc);
+  }
+  for (int64_t i = body; i < n; ++i)
+    for (int64_t j = 0; j < rows.count; ++j)
+      y[i] = fma_scalar(a[j], int4_element(rows, rows.records + j * rows.row_bytes, rows.first + i),
+                        y[i]);
+}
+
 TESSERA_AVX512 void silu_mul(const float* g, const float* u, float* out, int64_t n) {
   const __m512 one = _mm512_set1_ps(1.0f);
   for (int64_t i = 0; i < n; i += 16) {
@@ -867,6 +936,8 @@ const DotKernels* avx512_dot_kernels() {
     set.axpy_bf16_rows = axpy_bf16_rows;
     set.int8_row_scores = int8_row_scores;
     set.axpy_int8_rows = axpy_int8_rows;
+    set.int4_row_scores = int4_row_scores;
+    set.axpy_int4_rows = axpy_int4_rows;
     set.silu_mul = silu_mul;
     return &set;
   }();

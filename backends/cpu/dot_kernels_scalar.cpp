@@ -109,6 +109,30 @@ void axpy_int8_rows(const float* a, const Int8Rows& rows, float* y) {
   }
 }
 
+// Element i of row j of int4 rows, decoded.
+float int4_element(const Int4Rows& rows, int64_t j, int64_t i) {
+  const uint8_t* record = rows.records + j * rows.row_bytes;
+  const int64_t e = rows.first + i;
+  const uint8_t byte = record[e / 2];
+  const int code = ((e & 1) != 0 ? byte >> 4 : byte & 0x0F) - 8;
+  uint16_t h;
+  std::memcpy(&h, record + rows.scale_offset + 2 * (e / rows.group), 2);
+  return static_cast<float>(code) * f16_to_f32(h);
+}
+
+void int4_row_scores(const Int4Rows& rows, const float* x, int64_t x_stride, int64_t heads,
+                     float* out, int64_t out_stride) {
+  for (int64_t j = 0; j < rows.count; ++j)
+    for (int64_t h = 0; h < heads; ++h)
+      out[h * out_stride + j] = dot_float_order([&](int64_t i) { return int4_element(rows, j, i); },
+                                                x + h * x_stride, rows.k);
+}
+
+void axpy_int4_rows(const float* a, const Int4Rows& rows, float* y) {
+  for (int64_t j = 0; j < rows.count; ++j)
+    for (int64_t i = 0; i < rows.k; ++i) y[i] = std::fma(a[j], int4_element(rows, j, i), y[i]);
+}
+
 void silu_mul(const float* g, const float* u, float* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = g[i] * (1.0f / (1.0f + exp_reference(-g[i]))) * u[i];
 }
@@ -303,6 +327,8 @@ const DotKernels& scalar_dot_kernels() {
                                   axpy_bf16_rows,
                                   int8_row_scores,
                                   axpy_int8_rows,
+                                  int4_row_scores,
+                                  axpy_int4_rows,
                                   silu_mul};
   return kernels;
 }

@@ -90,8 +90,8 @@ void QueryAttention::score_keys(const float* keys, int64_t stride, int64_t count
   scale_scores(out, count);
 }
 
-// A run's keys as they are stored: f32 as an f32 panel; f16 / bf16 and int8
-// codes converted in registers, in the f32-row order (the keys as the
+// A run's keys as they are stored: f32 as an f32 panel; f16 / bf16, int8 and
+// int4 codes converted in registers, in the f32-row order (the keys as the
 // panel's rows against the heads as its tokens), so that each score has the
 // bits of the f32 panel over the decoded keys.
 void QueryAttention::score_stored(const Run& run) {
@@ -110,6 +110,10 @@ void QueryAttention::score_stored(const Run& run) {
       vec_.int8_row_scores(int8_rows(run.k, run.k_stride, run.scale_offset, run.count), q_,
                            a_.q.stride[1], pass_.group, out, pass_.capacity);
       break;
+    case StoredRows::kInt4:
+      vec_.int4_row_scores(int4_rows(run, run.k, run.k_stride, run.count), q_, a_.q.stride[1],
+                           pass_.group, out, pass_.capacity);
+      break;
     case StoredRows::kCodec:
       TESSERA_DCHECK(false, "attention: a codec's segment read as rows");
       return;
@@ -120,6 +124,11 @@ void QueryAttention::score_stored(const Run& run) {
 Int8Rows QueryAttention::int8_rows(const uint8_t* codes, int64_t row_bytes, int64_t scale_offset,
                                    int64_t count) const {
   return {codes, row_bytes, scale_offset, count, pass_.head_dim};
+}
+
+Int4Rows QueryAttention::int4_rows(const Run& run, const uint8_t* records, int64_t row_bytes,
+                                   int64_t count) const {
+  return {records, row_bytes, run.scale_offset, run.first, run.group, count, pass_.head_dim};
 }
 
 void QueryAttention::scale_scores(float* out, int64_t count) const {
@@ -229,6 +238,9 @@ void QueryAttention::sum_rows(const Run& run, int64_t from, int64_t count, const
       return;
     case StoredRows::kInt8:
       vec_.axpy_int8_rows(weights, int8_rows(rows, run.v_stride, run.scale_offset, count), y);
+      return;
+    case StoredRows::kInt4:
+      vec_.axpy_int4_rows(weights, int4_rows(run, rows, run.v_stride, count), y);
       return;
     case StoredRows::kCodec:
       TESSERA_DCHECK(false, "attention: a codec's segment read as rows");

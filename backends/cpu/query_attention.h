@@ -37,6 +37,8 @@ class QueryAttention {
   void score_stored(const Run& run);
   Int8Rows int8_rows(const uint8_t* codes, int64_t row_bytes, int64_t scale_offset,
                      int64_t count) const;
+  Int4Rows int4_rows(const Run& run, const uint8_t* records, int64_t row_bytes,
+                     int64_t count) const;
   // Every head's `count` scores at out on times the pass's scale.
   void scale_scores(float* out, int64_t count) const;
   // Key i of run as this query must see it (as f32, turned where it must be).

@@ -37,6 +37,13 @@ void decode_record_row(const Run& run, const uint8_t* row, int64_t head_dim, flo
         out[d] = static_cast<float>(static_cast<int8_t>(row[d])) * scale;
       return;
     }
+    case StoredRows::kInt4:
+      for (int64_t d = 0; d < head_dim; ++d) {
+        const int64_t e = run.first + d;
+        const int code = ((e & 1) != 0 ? row[e / 2] >> 4 : row[e / 2] & 0x0F) - 8;
+        out[d] = static_cast<float>(code) * half_at(row + run.scale_offset + 2 * (e / run.group));
+      }
+      return;
     case StoredRows::kCodec:
       break;
   }

@@ -17,9 +17,9 @@ namespace tessera::cpu {
 // How attention reads a layer's stored K/V (one codec per layer): as f32
 // rows (decoded, or no codec); as the codec's records where they are one of
 // kv_records.h's layouts the CPU reads, attended as they are stored
-// (converted in registers, no decode of the context): f16, bf16 and int8
-// rows; or through the codec's own calls (kCodec: EncodedSegmentReader).
-enum class StoredRows : uint8_t { kF32, kF16, kBF16, kInt8, kCodec };
+// (converted in registers, no decode of the context): f16, bf16, int8 and
+// int4 rows; or through the codec's own calls (kCodec: EncodedSegmentReader).
+enum class StoredRows : uint8_t { kF32, kF16, kBF16, kInt8, kInt4, kCodec };
 
 inline StoredRows stored_rows_of(const KVSegment& seg, int64_t head_dim) {
   if (!seg.encoded()) return StoredRows::kF32;
@@ -33,16 +33,22 @@ inline StoredRows stored_rows_of(const KVSegment& seg, int64_t head_dim) {
     case KVRecordFormat::kInt8Symmetric:
       // One scale per record (a record of several heads shares it).
       return layout.group_size == layout.width ? StoredRows::kInt8 : StoredRows::kCodec;
+    case KVRecordFormat::kInt4Symmetric:
+      // A head's first element must start a byte.
+      return kv_record_bytes(layout) > 0 && head_dim % 2 == 0 ? StoredRows::kInt4
+                                                              : StoredRows::kCodec;
     default:
       return StoredRows::kCodec;
   }
 }
 
 // Entries stored one after another: entry i's key at k + i * k_stride bytes
-// (head_dim elements of `type`: f32, f16, bf16 or int8 codes), its value at
-// v + i * v_stride, its position positions[i]; the first is the index-th
-// visible key of the range walked. An int8 row's fp16 scale lies
-// scale_offset bytes after its first code.
+// (head_dim elements of `type`: f32, f16, bf16 or int8 codes; for int4 the
+// whole record), its value at v + i * v_stride, its position positions[i];
+// the first is the index-th visible key of the range walked. An int8 row's
+// fp16 scale lies scale_offset bytes after its first code; an int4 record's
+// scales scale_offset bytes after its start, one per `group` elements, this
+// kv head's elements from element `first` of the record on.
 struct Run {
   const uint8_t* k;
   int64_t k_stride;
@@ -50,6 +56,7 @@ struct Run {
   int64_t v_stride;
   StoredRows type;
   int64_t scale_offset = 0;
+  int64_t first = 0, group = 0;  // int4
   const int32_t* positions;
   int64_t count, index;
 
@@ -200,9 +207,18 @@ class VisibleKeys {
     Run run{};
     run.type = stored_;
     run.k_stride = run.v_stride = static_cast<int64_t>(kv_record_bytes(layout));
-    // Bytes from a record's start to this head's first element.
-    const int64_t at = stored_ == StoredRows::kInt8 ? head_at : 2 * head_at;
-    if (stored_ == StoredRows::kInt8) run.scale_offset = width - head_at;
+    // Bytes from a record's start to this head's first element (int4: the
+    // record's start; the head's elements from run.first on).
+    int64_t at = 2 * head_at;
+    if (stored_ == StoredRows::kInt8) {
+      at = head_at;
+      run.scale_offset = width - head_at;
+    } else if (stored_ == StoredRows::kInt4) {
+      at = 0;
+      run.scale_offset = width / 2;
+      run.first = head_at;
+      run.group = layout.group_size;
+    }
     const std::size_t start = (kvh_ / seg.heads_per_record) * seg.record_head_stride;
     run.k = seg.k_records + start + at;
     run.v = seg.v_records + start + at;

@@ -519,6 +519,42 @@ TEST(DotKernels, AttentionStepsMatchTheReferenceBitwise) {
                 << fast->name << " axpy_int8_rows n " << n << " run " << run << " at " << i;
         }
       }
+      // int4 records as the int4 codec stores them (codes two to a byte,
+      // then fp16 scales), a row's elements from element 4 on, groups of 2
+      // (a scale per pair: the per-lane path) and of the whole record.
+      if (n % 2 == 0) {
+        const int64_t width = n + 4, rows_count = 7;
+        for (const int64_t group : {int64_t{2}, width}) {
+          const int64_t row_bytes = width / 2 + 2 * (width / group);
+          std::vector<uint8_t> records(static_cast<std::size_t>(row_bytes * rows_count));
+          std::mt19937 codes_rng(41);
+          for (uint8_t& byte : records) byte = static_cast<uint8_t>(codes_rng() & 0xffu);
+          for (int64_t j = 0; j < rows_count; ++j)
+            for (int64_t g = 0; g < width / group; ++g) {
+              const uint16_t scale = float_to_half(0.01f * static_cast<float>(j + g + 1));
+              std::memcpy(&records[static_cast<std::size_t>(j * row_bytes + width / 2 + 2 * g)],
+                          &scale, 2);
+            }
+          const std::vector<float> queries = gaussian(3 * (count + 1), 27);
+          for (const int64_t run : {0, 1, 3, 7}) {
+            const Int4Rows int4{records.data(), row_bytes, width / 2, 4, group, run, n};
+            std::vector<float> want_s(3 * 8, 0.0f), got_s(want_s.size(), 0.0f);
+            ref.int4_row_scores(int4, queries.data(), n + 1, 3, want_s.data(), 8);
+            fast->int4_row_scores(int4, queries.data(), n + 1, 3, got_s.data(), 8);
+            for (std::size_t i = 0; i < want_s.size(); ++i)
+              ASSERT_TRUE(same_bits(got_s[i], want_s[i]))
+                  << fast->name << " int4_row_scores n " << n << " group " << group << " run "
+                  << run << " at " << i;
+            std::vector<float> want_y = b, got_y = b;
+            ref.axpy_int4_rows(weights.data(), int4, want_y.data());
+            fast->axpy_int4_rows(weights.data(), int4, got_y.data());
+            for (std::size_t i = 0; i < count; ++i)
+              ASSERT_TRUE(same_bits(got_y[i], want_y[i]))
+                  << fast->name << " axpy_int4_rows n " << n << " group " << group << " run " << run
+                  << " at " << i;
+          }
+        }
+      }
       ref.silu_mul(scores.data(), up.data(), want.data(), n);
       fast->silu_mul(scores.data(), up.data(), got.data(), n);
       for (std::size_t i = 0; i < count; ++i)

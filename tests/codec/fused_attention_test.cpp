@@ -1,5 +1,5 @@
 // The CPU attention kernel reading encoded segments through their codec, or
-// as stored rows (f16, bf16, int8), with no decoding, equals the same
+// as stored rows (f16, bf16, int8, int4), with no decoding, equals the same
 // attention over the decoded values, within float rounding (as stored: bit
 // for bit), for every codec that attends encoded: stored segments mixed with
 // in-batch keys, a window rule, several segments, GQA, and records that hold
@@ -40,7 +40,8 @@ std::vector<CodecCase> codecs() {
           {"lattice_e8_q37", std::make_shared<LatticeCodec>(e8)},
           {"lattice_e8_q4", std::make_shared<LatticeCodec>(e8_coarse)},
           {"int8", std::make_shared<Int8Codec>(), true},
-          {"int4_g16", std::make_shared<Int4Codec>(16)},
+          {"int4_g16", std::make_shared<Int4Codec>(16), true},
+          {"int4_g8", std::make_shared<Int4Codec>(8), true},
           {"f16", std::make_shared<F16Codec>(), true},
           {"bf16", std::make_shared<Bf16Codec>(), true}};
 }
@@ -258,7 +259,7 @@ TEST_P(FusedAttention, BranchesEqualRemovingTheOtherBranchesRecords) {
   check_branches_equal_removing_records(*GetParam().codec, 2);
 }
 
-// Records the CPU reads as stored (f16, bf16, int8) are rows in the chunks
+// Records the CPU reads as stored (f16, bf16, int8, int4) are rows in the chunks
 // of f32 ones: a long context decoded one token at a time is split across
 // threads by chunk (one token and 2 kv heads, fewer items than 4 threads)
 // and gives the bits of one thread, which does not split.
@@ -267,7 +268,9 @@ TEST(FusedAttentionStoredRows, SplitByChunkGivesTheBitsOfOneThread) {
   const F16Codec f16;
   const Bf16Codec bf16;
   const Int8Codec int8;
-  for (const Compressor* codec : std::initializer_list<const Compressor*>{&f16, &bf16, &int8}) {
+  const Int4Codec int4(32);
+  for (const Compressor* codec :
+       std::initializer_list<const Compressor*>{&f16, &bf16, &int8, &int4}) {
     test::GaussianSource gauss(5);
     const std::size_t record = codec->encoded_bytes(1, kHd);
     const std::vector<float> k_raw = gauss.vectors(kKvHeads * kStored, kHd),
