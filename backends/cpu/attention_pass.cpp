@@ -24,11 +24,14 @@ AttentionPass::AttentionPass(const AttentionParams& call, const RopeTable& table
   group = heads / kv_heads;
   kv_width = kv_heads * head_dim;
   most_stored = 0;
-  stored_rows = StoredRows::kF32;
+  bool settled = false;  // every segment of a layer has the layer's codec
   for (const KVView& view : params.views) {
     most_stored = std::max(most_stored, view.entries());
     for (const KVSegment& seg : view.segments)
-      if (seg.encoded()) stored_rows = stored_rows_of(seg, head_dim);  // one codec per layer
+      if (seg.encoded() && !settled) {
+        stored = stored_layout_of(seg, head_dim);
+        settled = true;
+      }
   }
   capacity = most_stored + n;
   most_chunks = chunks_of(capacity);
@@ -46,7 +49,7 @@ AttentionPass::AttentionPass(const AttentionParams& call, const RopeTable& table
   // Too few (token, kv head) items to give every thread one, and a context
   // of several chunks. (Segments read through their codec are scored and
   // summed whole by it: one chunk.)
-  split = stored_rows != StoredRows::kCodec && most_chunks > 1 && n * kv_heads < pool.threads();
+  split = stored.rows != StoredRows::kCodec && most_chunks > 1 && n * kv_heads < pool.threads();
   if (split) {
     // n * kv_heads < threads here, so a lengthening decode does not grow it.
     partials_ = static_cast<float*>(

@@ -70,8 +70,8 @@ struct AttentionPass {
   float scale;
   bool rotate_stored;  // keys stored before RoPE, turned as they are read
   // How the stored segments are read (visible_keys.h: as rows, or through
-  // their codec).
-  StoredRows stored_rows;
+  // their codec), settled once from the layer's codec.
+  StoredLayout stored;
   // One work item per (token, kv head, chunk), merged after; else one per
   // (token, kv head).
   bool split;

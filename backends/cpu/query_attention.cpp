@@ -15,7 +15,7 @@ QueryAttention::QueryAttention(const AttentionPass& pass, int64_t t, int64_t kvh
       t_(t),
       kvh_(kvh),
       s_(pass.scratch(thread)),
-      keys_(pass.params, t, kvh, pass.stored_rows),
+      keys_(pass.params, t, kvh, pass.stored),
       shift_(a_.rule.sink_shift(keys_.position())),
       q_(a_.q.f32() + t * a_.q.stride[0] + kvh * pass.group * a_.q.stride[1]),
       encoded_(pass, s_, q_, kvh) {}

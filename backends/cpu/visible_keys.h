@@ -21,24 +21,36 @@ namespace tessera::cpu {
 // int4 rows; or through the codec's own calls (kCodec: EncodedSegmentReader).
 enum class StoredRows : uint8_t { kF32, kF16, kBF16, kInt8, kInt4, kCodec };
 
-inline StoredRows stored_rows_of(const KVSegment& seg, int64_t head_dim) {
-  if (!seg.encoded()) return StoredRows::kF32;
+// How a layer's stored segments are read, settled once per attention call
+// from its codec's record layout (every segment of a layer has the same):
+// the row type and, for records, their bytes and scale group.
+struct StoredLayout {
+  StoredRows rows = StoredRows::kF32;
+  int64_t record_bytes = 0;
+  int64_t group = 0;  // int4: elements per scale
+};
+
+inline StoredLayout stored_layout_of(const KVSegment& seg, int64_t head_dim) {
+  if (!seg.encoded()) return {};
   const KVRecordLayout layout =
       seg.codec->record_layout(static_cast<int>(seg.heads_per_record * head_dim));
+  const auto read_as = [&](StoredRows rows) {
+    return StoredLayout{rows, static_cast<int64_t>(kv_record_bytes(layout)), layout.group_size};
+  };
   switch (layout.format) {
     case KVRecordFormat::kF16:
-      return StoredRows::kF16;
+      return read_as(StoredRows::kF16);
     case KVRecordFormat::kBF16:
-      return StoredRows::kBF16;
+      return read_as(StoredRows::kBF16);
     case KVRecordFormat::kInt8Symmetric:
       // One scale per record (a record of several heads shares it).
-      return layout.group_size == layout.width ? StoredRows::kInt8 : StoredRows::kCodec;
+      return read_as(layout.group_size == layout.width ? StoredRows::kInt8 : StoredRows::kCodec);
     case KVRecordFormat::kInt4Symmetric:
       // A head's first element must start a byte.
-      return kv_record_bytes(layout) > 0 && head_dim % 2 == 0 ? StoredRows::kInt4
-                                                              : StoredRows::kCodec;
+      return read_as(kv_record_bytes(layout) > 0 && head_dim % 2 == 0 ? StoredRows::kInt4
+                                                                      : StoredRows::kCodec);
     default:
-      return StoredRows::kCodec;
+      return read_as(StoredRows::kCodec);
   }
 }
 
@@ -105,8 +117,8 @@ class StoredFilter {
 
 class VisibleKeys {
  public:
-  // `stored`: how this layer's stored segments are read (stored_rows_of).
-  VisibleKeys(const AttentionParams& a, int64_t t, int64_t kvh, StoredRows stored)
+  // `stored`: how this layer's stored segments are read (stored_layout_of).
+  VisibleKeys(const AttentionParams& a, int64_t t, int64_t kvh, const StoredLayout& stored)
       : a_(a),
         t_(t),
         kvh_(kvh),
@@ -127,7 +139,7 @@ class VisibleKeys {
     RangeCut<OnRun> cut{-first, limit, on_run};
     for (const KVSegment& seg : view_.segments) {
       const StoredFilter visible(a_.rule, position_, branch_, seg);
-      if (seg.encoded() && stored_ == StoredRows::kCodec) {
+      if (seg.encoded() && stored_.rows == StoredRows::kCodec) {
         cut.index += on_encoded(seg, visible);
         continue;
       }
@@ -203,21 +215,20 @@ class VisibleKeys {
   Run record_rows(const KVSegment& seg) const {
     const int64_t head_dim = a_.q.dim(2), width = seg.heads_per_record * head_dim;
     const int64_t head_at = (kvh_ % seg.heads_per_record) * head_dim;
-    const KVRecordLayout layout = seg.codec->record_layout(static_cast<int>(width));
     Run run{};
-    run.type = stored_;
-    run.k_stride = run.v_stride = static_cast<int64_t>(kv_record_bytes(layout));
+    run.type = stored_.rows;
+    run.k_stride = run.v_stride = stored_.record_bytes;
     // Bytes from a record's start to this head's first element (int4: the
     // record's start; the head's elements from run.first on).
     int64_t at = 2 * head_at;
-    if (stored_ == StoredRows::kInt8) {
+    if (stored_.rows == StoredRows::kInt8) {
       at = head_at;
       run.scale_offset = width - head_at;
-    } else if (stored_ == StoredRows::kInt4) {
+    } else if (stored_.rows == StoredRows::kInt4) {
       at = 0;
       run.scale_offset = width / 2;
       run.first = head_at;
-      run.group = layout.group_size;
+      run.group = stored_.group;
     }
     const std::size_t start = (kvh_ / seg.heads_per_record) * seg.record_head_stride;
     run.k = seg.k_records + start + at;
@@ -231,7 +242,7 @@ class VisibleKeys {
   int64_t t_, kvh_, position_;
   const BranchId* branch_;  // null: the batch carries no branches
   const KVView& view_;
-  StoredRows stored_;
+  const StoredLayout& stored_;
 };
 
 }  // namespace tessera::cpu
