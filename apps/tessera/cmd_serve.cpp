@@ -37,6 +37,24 @@ Result<std::pair<std::string, int>> parse_address(const std::string& text, const
   return std::pair<std::string, int>(text.substr(0, colon), port);
 }
 
+// server.prefix_cache_mib: on where the engine can share blocks; an
+// explicit setting it cannot honour is an error, the default only a warning.
+Status start_prefix_cache(const Config& config, Engine& engine,
+                          std::vector<std::string>& warnings) {
+  const auto mib = static_cast<std::size_t>(config.get_int("server.prefix_cache_mib"));
+  const Status st = engine.enable_prefix_cache(mib << 20);
+  if (st.ok() || config.has("server.prefix_cache_mib")) return st;
+  warnings.push_back("the prefix cache is off: " + st.message());
+  return ok_status();
+}
+
+std::string prefix_cache_text(const Engine& engine) {
+  const auto stats = engine.prefix_cache_stats();
+  if (!stats) return "no prefix cache";
+  return "prefix cache " + std::to_string(stats->budget_bytes >> 20) + " MiB (blocks of " +
+         std::to_string(stats->block_size) + " tokens)";
+}
+
 }  // namespace
 
 int run_serve(int argc, char** argv) {
@@ -69,7 +87,8 @@ GetSessionInfo, CloseSession, Tokenize, Detokenize).
 Every request is a session of one decode loop; scheduler.plugin = "continuous"
 batches them into one forward per step (docs/serving.md). The [server] section
 sets the limits: max_sessions, max_sessions_per_key, session_idle_ttl_s,
-queue_timeout_s, api_keys, metrics_need_key, chat_template, and for HTTP clients
+prefix_cache_mib (K/V of earlier prompts kept for prompts that begin alike: a chat
+that resends its conversation computes only the new turn), queue_timeout_s, api_keys, metrics_need_key, chat_template, and for HTTP clients
 max_body_bytes, header_timeout_s, max_connections_per_address
 (docs/config.md lists them all).
 SIGINT or SIGTERM stops it: running generations end with a status (HTTP: an
@@ -111,7 +130,10 @@ error, never a finish_reason), nothing is left half-written.
   // unseeded request draws its own (and reports it).
   if (config->has("sampling.seed"))
     limits.default_seed = static_cast<uint64_t>(config->get_int("sampling.seed"));
-  if (Status st = e.check_memory_for(limits.max_sessions); !st.ok()) return report("serve", st);
+  if (Status st = start_prefix_cache(*config, e, warnings); !st.ok()) return report("serve", st);
+  const auto prefix_bytes = e.prefix_cache_stats() ? e.prefix_cache_stats()->budget_bytes : 0;
+  if (Status st = e.check_memory_for(limits.max_sessions, prefix_bytes); !st.ok())
+    return report("serve", st);
   auto chat = chat_setup(e, config->get_string("server.chat_template"), "server.chat_template", "",
                          warnings);
   if (!chat.ok()) return report("serve", chat.status());
@@ -143,11 +165,11 @@ error, never a finish_reason), nothing is left half-written.
     if (Status st = grpc->start(); !st.ok()) return report("serve", st);
   }
   std::fprintf(stderr,
-               "tessera serve: %s on %s, scheduler %s, up to %lld sessions; HTTP on http://%s:%d "
-               "(OpenAI API at /v1, /health, /metrics)",
+               "tessera serve: %s on %s, scheduler %s, up to %lld sessions, %s; HTTP on "
+               "http://%s:%d (OpenAI API at /v1, /health, /metrics)",
                http.model_name.c_str(), e.description().device.name.c_str(),
                e.description().scheduler.c_str(), static_cast<long long>(limits.max_sessions),
-               http.host.c_str(), server.port());
+               prefix_cache_text(e).c_str(), http.host.c_str(), server.port());
   if (grpc)
     std::fprintf(stderr, "; gRPC on %s:%d (tessera.v1.Runtime)",
                  grpc_address.substr(0, grpc_address.rfind(':')).c_str(), grpc->port());

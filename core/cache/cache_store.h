@@ -27,6 +27,9 @@ namespace tessera {
 class Backend;
 
 using SequenceId = int32_t;
+// A block a store lets the core hold (CacheStore::hold_block): the store's
+// own id for it.
+using SharedBlock = int64_t;
 
 struct CacheGeometry {
   int layers = 0;
@@ -182,6 +185,35 @@ class CacheStore : public PluginObject {
   virtual bool use_backend(Backend& backend) {
     (void)backend;
     return false;
+  }
+
+  // Prefix caching (ABI 8.5, appended): a store that keeps entries in fixed
+  // blocks may let the core keep blocks past the sequence that wrote them,
+  // and begin a new sequence with them instead of computing their K/V again
+  // (core/cache/prefix_cache.h keys them by their tokens). A held block is
+  // shared: a sequence that writes into one it shares copies it first, as
+  // after fork(). Entries per shareable block; 0 (the default): none.
+  virtual int64_t shared_block_size() const { return 0; }
+  // The bytes one full block's entries take (what a held block costs).
+  virtual std::size_t shared_block_bytes() const { return 0; }
+  // A reference to the block of seq's entries [index * size, (index + 1) *
+  // size), which are stored (the core checks they are plain: positions
+  // index * size + j, branch 0). It keeps the block until drop_block().
+  virtual Result<SharedBlock> hold_block(SequenceId seq, int64_t index) {
+    (void)seq;
+    (void)index;
+    return unimplemented("this cache store shares no blocks");
+  }
+  // Drops a reference hold_block() took; the block is freed once nothing
+  // holds it.
+  virtual void drop_block(SharedBlock block) { (void)block; }
+  // An allocated, empty sequence begins with `blocks` in order (a reference
+  // each): entries [0, blocks.size() * size) at positions 0, 1, ..., branch
+  // 0; its logical length becomes that.
+  virtual Status adopt_blocks(SequenceId seq, std::span<const SharedBlock> blocks) {
+    (void)seq;
+    (void)blocks;
+    return unimplemented("this cache store shares no blocks");
   }
 };
 

@@ -109,6 +109,24 @@ class CheckedCacheStore {
   Result<KVView> encoded_view(SequenceId seq, int layer);
 
   bool contains(SequenceId seq) const { return groups_.front().store->contains(seq); }
+  // Prefix caching (CacheStore::hold_block; core/cache/prefix_cache.h): the
+  // store's shareable blocks, where there is one group of layers (a model
+  // whose sliding-window layers live apart shares none: the window's
+  // entries are not a prefix's).
+  int64_t shared_block_size() const {
+    return groups_.size() == 1 ? groups_.front().store->shared_block_size() : 0;
+  }
+  std::size_t shared_block_bytes() const { return groups_.front().store->shared_block_bytes(); }
+  Result<SharedBlock> hold_block(SequenceId seq, int64_t index) {
+    return groups_.front().store->hold_block(seq, index);
+  }
+  Status drop_block(SharedBlock block) { return groups_.front().store->drop_block(block); }
+  Status adopt_blocks(SequenceId seq, std::span<const SharedBlock> blocks) {
+    if (groups_.size() != 1)
+      return unimplemented("a cache of " + std::to_string(groups_.size()) +
+                           " groups of layers shares no blocks");
+    return groups_.front().store->adopt_blocks(seq, blocks);
+  }
   Result<SequenceInfo> info(SequenceId seq) const;
   // Over every group of layers.
   Result<SequenceBytes> sequence_bytes(SequenceId seq) const;

@@ -132,6 +132,72 @@ Status CheckedStore::fork(SequenceId src, SequenceId dst) {
   return check_branch_positions("fork", dst, sequences_.at(dst));
 }
 
+Result<SharedBlock> CheckedStore::hold_block(SequenceId seq, int64_t index) {
+  ASSIGN_OR_RETURN(const SequenceRecord* state, find(seq, "hold_block"));
+  (void)state;
+  const int64_t size = store_->shared_block_size();
+  if (size <= 0)
+    return unimplemented("cache '" + plugin_name_ + "' shares no blocks (prefix caching)");
+  const std::span<const int32_t> pos = store_->positions(seq);
+  const std::span<const BranchId> br = store_->branches(seq);
+  if (index < 0 || (index + 1) * size > static_cast<int64_t>(pos.size()))
+    return out_of_range("cache '" + plugin_name_ + "': block " + str(index) + " of " +
+                        seq_name(seq) + " is not full");
+  for (int64_t i = index * size; i < (index + 1) * size; ++i)
+    if (pos[static_cast<std::size_t>(i)] != i ||
+        (!br.empty() && br[static_cast<std::size_t>(i)] != 0))
+      return failed_precondition("cache '" + plugin_name_ + "': block " + str(index) + " of " +
+                                 seq_name(seq) +
+                                 " is not plain (an entry away from its position, or of a "
+                                 "branch); only a plain prefix is shared");
+  Result<SharedBlock> block = store_->hold_block(seq, index);
+  if (!block.ok()) return block.status().with_context("cache '" + plugin_name_ + "'");
+  ++held_blocks_[*block];
+  RETURN_IF_ERROR(check_bytes("hold_block"));
+  return *block;
+}
+
+Status CheckedStore::drop_block(SharedBlock block) {
+  const auto it = held_blocks_.find(block);
+  if (it == held_blocks_.end())
+    return failed_precondition("cache '" + plugin_name_ + "': drop_block of block " + str(block) +
+                               ", which the core does not hold");
+  if (--it->second == 0) held_blocks_.erase(it);
+  store_->drop_block(block);
+  return check_bytes("drop_block");
+}
+
+Status CheckedStore::adopt_blocks(SequenceId seq, std::span<const SharedBlock> blocks) {
+  ASSIGN_OR_RETURN(const SequenceRecord* state, find(seq, "adopt_blocks"));
+  const SequenceInfo before = store_->info(seq);
+  if (before.logical_length != 0)
+    return failed_precondition("cache '" + plugin_name_ + "': " + seq_name(seq) + " holds " +
+                               str(before.logical_length) +
+                               " tokens; only an empty sequence adopts blocks");
+  for (const SharedBlock block : blocks)
+    if (held_blocks_.count(block) == 0)
+      return failed_precondition("cache '" + plugin_name_ + "': adopt_blocks of block " +
+                                 str(block) + ", which the core does not hold");
+  const int64_t entries = static_cast<int64_t>(blocks.size()) * store_->shared_block_size();
+  if (entries > state->capacity)
+    return resource_exhausted("cache '" + plugin_name_ + "': " + str(entries) +
+                              " adopted entries exceed the capacity of " + seq_name(seq) + " (" +
+                              str(state->capacity) + ")");
+  Status st = store_->adopt_blocks(seq, blocks);
+  if (!st.ok()) {
+    RETURN_IF_ERROR(check_after("failed adopt_blocks", seq, 0, 0, 0));
+    return st.with_context("cache '" + plugin_name_ + "'");
+  }
+  RETURN_IF_ERROR(check_after("adopt_blocks", seq, entries, entries, 0));
+  const std::span<const int32_t> pos = store_->positions(seq);
+  for (int64_t i = 0; i < entries; ++i)
+    if (pos[static_cast<std::size_t>(i)] != i)
+      return broke("its contract", "adopt_blocks", seq,
+                   "entry " + str(i) + " is at position " + str(pos[static_cast<std::size_t>(i)]));
+  RETURN_IF_ERROR(check_branch_positions("adopt_blocks", seq, sequences_.at(seq)));
+  return check_bytes("adopt_blocks");
+}
+
 template <typename Mutate>
 Status CheckedStore::checked_append(std::string_view op, SequenceId seq,
                                     std::span<const int32_t> positions,

@@ -58,6 +58,15 @@ class CheckedStore {
   Result<KVView> view(SequenceId seq, int layer);
   Result<KVView> encoded_view(SequenceId seq, int layer);
   bool contains(SequenceId seq) const { return sequences_.count(seq) != 0; }
+  // Prefix caching (CacheStore::hold_block); the checks: a held block's
+  // entries are plain (positions index * size + j, branch 0), only blocks
+  // held through this wrapper are dropped, and an adopting sequence is empty
+  // and afterwards holds exactly the adopted entries at positions 0, 1, ...
+  int64_t shared_block_size() const { return store_->shared_block_size(); }
+  std::size_t shared_block_bytes() const { return store_->shared_block_bytes(); }
+  Result<SharedBlock> hold_block(SequenceId seq, int64_t index);
+  Status drop_block(SharedBlock block);
+  Status adopt_blocks(SequenceId seq, std::span<const SharedBlock> blocks);
   Result<SequenceInfo> info(SequenceId seq) const;
   Result<SequenceBytes> sequence_bytes(SequenceId seq) const;
   Result<int64_t> stored_length(SequenceId seq, int layer, int kv) const;
@@ -115,6 +124,7 @@ class CheckedStore {
   std::vector<const Compressor*> codecs_;
   bool ready_ = false;
   std::unordered_map<SequenceId, SequenceRecord> sequences_;
+  std::unordered_map<SharedBlock, int64_t> held_blocks_;  // references taken by hold_block
   std::size_t last_peak_ = 0;
   std::size_t last_copied_ = 0;
 };

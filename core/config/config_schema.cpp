@@ -276,6 +276,18 @@ constexpr ConfigKey kCoreKeys[] = {
               .min = 0,
               .max = 1 << 20}},
     {.section = "server",
+     .spec = {.name = "prefix_cache_mib",
+              .type = kInt,
+              .default_value = "256",
+              .description = "MiB of K/V blocks kept after their requests end, keyed by their "
+                             "tokens, so a prompt that begins like an earlier one (a chat "
+                             "resending its conversation) computes only the rest; least "
+                             "recently used blocks go first. Needs cache.plugin = \"paged\" "
+                             "(set explicitly on another store it is an error; the default "
+                             "then only warns). 0: off",
+              .min = 0,
+              .max = 1 << 24}},
+    {.section = "server",
      .spec = {.name = "queue_timeout_s",
               .type = kFloat,
               .default_value = "30",

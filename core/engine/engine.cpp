@@ -19,6 +19,7 @@ Engine::~Engine() {
   alternates_.clear();
   proposer_.reset();
   services_.reset();
+  prefix_cache_.reset();
   cache_.reset();
   codec_.reset();
   identity_codec_.reset();
@@ -160,9 +161,10 @@ Status Engine::end_sequence(SequenceState& lane) {
   return cache_->release(lane.id);
 }
 
-Status Engine::check_memory_for(int64_t sequences) const {
+Status Engine::check_memory_for(int64_t sequences, uint64_t prefix_cache_bytes) const {
   MemoryRequest memory = memory_;
   memory.sequences = sequences;
+  memory.prefix_cache_bytes = prefix_cache_bytes;
   // The weights are loaded already (what is available counts them as used).
   memory.weight_bytes = 0;
   return check_memory_budget(memory, available_memory());

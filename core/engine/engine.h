@@ -14,6 +14,7 @@
 
 #include "core/backend/backend.h"
 #include "core/cache/checked_cache_store.h"
+#include "core/cache/prefix_cache.h"
 #include "core/config/config.h"
 #include "core/decode/draft.h"
 #include "core/decode/proposer.h"
@@ -132,10 +133,25 @@ class Engine {
 
   // The memory check of Engine::create again, for `sequences` sequences of
   // cache.max_tokens each at once (tessera serve: server.max_sessions).
-  Status check_memory_for(int64_t sequences) const;
+  // `prefix_cache_bytes`: the prefix cache's budget besides.
+  Status check_memory_for(int64_t sequences, uint64_t prefix_cache_bytes = 0) const;
 
   // The configured scheduler: it plans the steps of a decode loop.
   Scheduler& scheduler() { return *scheduler_; }
+
+  // Automatic prefix caching (core/cache/prefix_cache.h) within
+  // `budget_bytes` of held blocks: tessera serve's server.prefix_cache_mib.
+  // FAILED_PRECONDITION saying what to change where this engine cannot (a
+  // store that shares no blocks, a verifier whose K/V are not a prefix's).
+  Status enable_prefix_cache(std::size_t budget_bytes);
+  bool prefix_caching() const { return prefix_cache_ != nullptr; }
+  // A lane just begun (nothing cached yet) whose tokens are its prompt
+  // begins with the longest cached prefix of them, leaving at least one to
+  // feed; returns the tokens reused (0 without the cache, or on a miss).
+  Result<int64_t> reuse_cached_prefix(SequenceState& lane);
+  // Keeps the full blocks of the lane's cached tokens for later lanes.
+  Status publish_prefix(const SequenceState& lane);
+  std::optional<PrefixCacheStats> prefix_cache_stats() const;
 
   // Runs a request to its end on a decode loop (core/engine/request_run.h).
   Result<GenerationStats> generate(const GenerationRequest& request, const TokenSink& sink);
@@ -153,6 +169,10 @@ class Engine {
   std::unique_ptr<Compressor> identity_codec_;  // for cache.codec_skip_layers
   std::vector<const Compressor*> layer_codecs_;
   std::unique_ptr<CheckedCacheStore> cache_;
+  std::unique_ptr<PrefixCache> prefix_cache_;  // after cache_: it drops its blocks there
+  // What decides a token's K/V besides the tokens before it (model file,
+  // cache and codec settings, backend): the prefix cache's root key.
+  std::string kv_identity_;
   std::unique_ptr<EngineServices> services_;
   std::unique_ptr<Proposer> proposer_;
   // decode.alternate_proposers, by name; lane.proposer k > 0 is alternates_[k - 1].

@@ -5,6 +5,7 @@
 // creation") so a store can be handed it; it is initialised once the memory
 // check has passed, before anything allocates K/V.
 #include <algorithm>
+#include <filesystem>
 #include <string>
 
 #include "core/engine/engine.h"
@@ -17,6 +18,28 @@
 #include "core/io/mapped_file.h"
 
 namespace tessera {
+
+namespace {
+
+// What decides a token's K/V besides the tokens before it: the model file
+// (its path, size and time), and every setting of the model, cache (codec
+// included) and backend sections; the prefix cache's root key.
+std::string kv_identity(const Config& config, const std::string& model_path) {
+  std::error_code error;
+  const auto size = std::filesystem::file_size(model_path, error);
+  const auto time = std::filesystem::last_write_time(model_path, error);
+  std::string text = model_path + " " + std::to_string(error ? 0 : size) + " " +
+                     std::to_string(time.time_since_epoch().count()) + ";";
+  for (const ConfigEntry& entry : config.entries()) {
+    const std::string_view section = entry.section;
+    if (section.starts_with("model") || section.starts_with("cache") ||
+        section.starts_with("backend"))
+      text += entry.key() + "=" + entry.display() + ";";
+  }
+  return text;
+}
+
+}  // namespace
 
 struct EngineBuilder {
   const Config& config;
@@ -132,6 +155,7 @@ Status EngineBuilder::make_cache() {
   request.swa_full = config.get_bool("cache.swa_full");
   request.kv_backend = engine.backend_.get();
   ASSIGN_OR_RETURN(engine.cache_, make_model_cache(engine.model_->config, request));
+  engine.kv_identity_ = kv_identity(config, model_path);
   return ok_status();
 }
 

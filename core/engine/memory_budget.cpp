@@ -59,14 +59,17 @@ double codec_bytes_per_vector(const Compressor& codec, int head_dim) {
 }
 
 Status check_memory_budget(const MemoryRequest& request, const AvailableMemory& available) {
-  const double kv = kv_cache_bytes(request);
+  const double prefix = static_cast<double>(request.prefix_cache_bytes);
+  const double kv = kv_cache_bytes(request) + prefix;
   const std::string asks =
       (request.sequences > 1
            ? "server.max_sessions = " + std::to_string(request.sequences) + " sessions of "
            : std::string()) +
       "cache.max_tokens = " + std::to_string(request.max_tokens) +
-      (request.sequences > 1 ? " ask for " : " asks for ") + mib(kv) +
-      " of KV cache (per token: " + per_token_text(request) + ")";
+      (request.sequences > 1 ? " ask for " : " asks for ") + mib(kv - prefix) +
+      " of KV cache (per token: " + per_token_text(request) + ")" +
+      (prefix > 0 ? ", and server.prefix_cache_mib = " + mib(prefix) + " more (lower it to fit)"
+                  : std::string());
   if (request.cap_bytes > 0 && kv > static_cast<double>(request.cap_bytes))
     return resource_exhausted(
         asks + ", more than cache.max_memory_mib = " + mib(static_cast<double>(request.cap_bytes)) +

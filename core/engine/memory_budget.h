@@ -30,6 +30,8 @@ struct MemoryRequest {
   // Sequences that may hold max_tokens each at once (tessera serve:
   // server.max_sessions).
   int64_t sequences = 1;
+  // K/V blocks the prefix cache may keep besides (server.prefix_cache_mib).
+  uint64_t prefix_cache_bytes = 0;
   // A backend whose buffers are device memory holds the weights there: they
   // are checked against the device's free memory (0: unknown, unchecked),
   // not the host's; so are the K/V of a store that keeps them there

@@ -62,12 +62,15 @@
 // KVSegment may hold device records (KVSegment::device_records). 8.3: the
 // visibility once per forward (step 3): AttentionParams::visibility_id
 // appended. 8.4: half-float K/V records, KVRecordFormat::kF16 / kBF16
-// appended (the f16 and bf16 codecs; the CPU attends them as rows).
+// appended (the f16 and bf16 codecs; the CPU attends them as rows). 8.5:
+// prefix caching: CacheStore::shared_block_size / shared_block_bytes /
+// hold_block / drop_block / adopt_blocks appended (the paged store shares
+// blocks; the core keys them, core/cache/prefix_cache.h).
 #ifndef TESSERA_ABI_MAJOR
 #define TESSERA_ABI_MAJOR 8
 #endif
 #ifndef TESSERA_ABI_MINOR
-#define TESSERA_ABI_MINOR 4
+#define TESSERA_ABI_MINOR 5
 #endif
 
 #define TESSERA_STRINGIFY_INNER(x) #x

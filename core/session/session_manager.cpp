@@ -228,12 +228,17 @@ Result<StartedSession> SessionManager::start_turn(
   Session& session = sessions_.at(id);
   session.lane.tokens.assign(prompt.begin(), prompt.end());
   counters_.tokens_in += static_cast<int64_t>(prompt.size());
+  Result<int64_t> reused = engine_.reuse_cached_prefix(session.lane);
+  if (!reused.ok()) {
+    end_session(id, "failed: " + reused.status().to_string());
+    return reused.status();
+  }
   if (Status st = submit_turn(id, session, generate_options, std::move(sink), std::move(done));
       !st.ok()) {
     end_session(id, "failed: " + st.to_string());
     return st;
   }
-  return StartedSession{id, session.seed};
+  return StartedSession{id, session.seed, *reused};
 }
 
 Status SessionManager::append(const std::string& id, const std::string& owner,
@@ -243,9 +248,18 @@ Status SessionManager::append(const std::string& id, const std::string& owner,
     return failed_precondition("session " + id + " is generating; append after its turn ends");
   RETURN_IF_ERROR(check_tokens(tokens, static_cast<int64_t>(session->lane.tokens.size()),
                                session->lane.capacity));
+  const bool first = session->lane.tokens.empty();
   session->lane.tokens.insert(session->lane.tokens.end(), tokens.begin(), tokens.end());
   session->last_use = clock_();
   counters_.tokens_in += static_cast<int64_t>(tokens.size());
+  // A new session's first tokens may begin from the prefix cache.
+  if (first) {
+    Result<int64_t> reused = engine_.reuse_cached_prefix(session->lane);
+    if (!reused.ok()) {
+      session->lane.tokens.clear();
+      return reused.status();
+    }
+  }
   return ok_status();
 }
 
@@ -281,6 +295,8 @@ Status SessionManager::submit_turn(const std::string& id, Session& session,
     if (it != sessions_.end()) {
       it->second.turn.reset();
       it->second.last_use = clock_();
+      // What the turn computed is there for later prompts that share it.
+      if (outcome.stop_reason != "error") (void)engine_.publish_prefix(it->second.lane);
     }
     if (outcome.stop_reason == "error") {
       failed_.push_back({id, outcome.generated, done});  // closed after the step

@@ -101,6 +101,9 @@ struct SessionInfo {
 struct StartedSession {
   std::string id;
   uint64_t seed = 0;  // its sampler's seed, as SessionInfo::seed
+  // Prompt tokens whose K/V came from the prefix cache (the OpenAI API's
+  // usage.prompt_tokens_details.cached_tokens); 0 without it.
+  int64_t cached_tokens = 0;
 };
 
 // Why sessions were evicted, and other counts the metrics report.

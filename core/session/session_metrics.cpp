@@ -33,6 +33,33 @@ void histogram(std::string& out, const char* name, const char* help, const Histo
   metric(out, name, "histogram", help, samples);
 }
 
+void prefix_cache_metrics(std::string& out, const PrefixCacheStats& p) {
+  const auto one = [](const char* name, auto value) {
+    return std::string(name) + " " + std::to_string(value) + "\n";
+  };
+  metric(out, "tessera_prefix_cache_lookups_total", "counter",
+         "Prompts that looked for a cached prefix.",
+         one("tessera_prefix_cache_lookups_total", p.lookups));
+  metric(out, "tessera_prefix_cache_hits_total", "counter",
+         "Prompts that began from a cached prefix.",
+         one("tessera_prefix_cache_hits_total", p.hits));
+  metric(out, "tessera_prefix_cache_tokens_reused_total", "counter",
+         "Prompt tokens whose K/V came from the prefix cache.",
+         one("tessera_prefix_cache_tokens_reused_total", p.tokens_reused));
+  metric(out, "tessera_prefix_cache_tokens_looked_up_total", "counter",
+         "Prompt tokens of the prompts that looked.",
+         one("tessera_prefix_cache_tokens_looked_up_total", p.tokens_looked_up));
+  metric(out, "tessera_prefix_cache_blocks", "gauge", "Blocks the prefix cache holds now.",
+         one("tessera_prefix_cache_blocks", p.blocks));
+  metric(out, "tessera_prefix_cache_bytes", "gauge", "K/V bytes of the blocks it holds now.",
+         one("tessera_prefix_cache_bytes", p.bytes));
+  metric(out, "tessera_prefix_cache_budget_bytes", "gauge", "Its budget (server.prefix_cache_mib).",
+         one("tessera_prefix_cache_budget_bytes", p.budget_bytes));
+  metric(out, "tessera_prefix_cache_evicted_blocks_total", "counter",
+         "Blocks evicted (least recently used) to stay within the budget.",
+         one("tessera_prefix_cache_evicted_blocks_total", p.evicted));
+}
+
 }  // namespace
 
 std::string prometheus_text(const SessionMetrics& m) {
@@ -69,6 +96,7 @@ std::string prometheus_text(const SessionMetrics& m) {
          one("tessera_steps_total", m.steps));
   histogram(out, "tessera_step_seconds", "Wall time of one decode loop step.", m.step_seconds);
   histogram(out, "tessera_batch_lanes", "Lanes (sessions) in one step's forward.", m.batch_lanes);
+  if (m.prefix_cache) prefix_cache_metrics(out, *m.prefix_cache);
   return out;
 }
 

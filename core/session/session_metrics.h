@@ -6,8 +6,10 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
+#include "core/cache/prefix_cache.h"
 #include "core/session/session_manager.h"
 
 namespace tessera {
@@ -37,6 +39,7 @@ struct SessionMetrics {
   Histogram<10> step_seconds{
       {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0}, {}, 0, 0};
   Histogram<8> batch_lanes{{1, 2, 4, 8, 16, 32, 64, 128}, {}, 0, 0};
+  std::optional<PrefixCacheStats> prefix_cache;  // when server.prefix_cache_mib > 0
 };
 
 // The metrics in Prometheus text format (version 0.0.4), names prefixed

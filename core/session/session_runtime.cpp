@@ -204,7 +204,7 @@ Result<StartedTurn> SessionRuntime::start_turn(const SessionOptions& options,
                      sessions.start_turn(options, owner, prompt, generate,
                                          stream_sink(stream, start), stream_end(stream, start)));
     streams_.push_back({started.id, owner, stream});
-    return StartedTurn{started.id, started.seed, stream};
+    return StartedTurn{started.id, started.seed, stream, started.cached_tokens};
   });
 }
 
@@ -252,6 +252,7 @@ SessionMetrics SessionRuntime::metrics() {
     const CacheBytes bytes = engine_.cache().bytes();
     metrics.kv_live_bytes = bytes.live;
     metrics.kv_peak_bytes = bytes.peak;
+    metrics.prefix_cache = engine_.prefix_cache_stats();
     return ok_status();
   });
   std::lock_guard<std::mutex> lock(mutex_);

@@ -57,6 +57,7 @@ struct StartedTurn {
   std::string session_id;
   uint64_t seed = 0;  // its sampler's seed: send it back to replay the turn
   std::shared_ptr<TokenStream> stream;
+  int64_t cached_tokens = 0;  // prompt tokens whose K/V came from the prefix cache
 };
 
 class SessionRuntime {

@@ -156,6 +156,57 @@ Status PagedCacheStore::fork(SequenceId src, SequenceId dst) {
   return ok_status();
 }
 
+Result<SharedBlock> PagedCacheStore::hold_block(SequenceId seq, int64_t index) {
+  const Sequence* s = find(seq);
+  if (s == nullptr) return not_found("paged cache: no " + seq_name(seq));
+  if (index < 0 || (index + 1) * block_size_ > s->length)
+    return out_of_range("paged cache: block " + std::to_string(index) + " of " + seq_name(seq) +
+                        " is not full (it holds " + std::to_string(s->length) +
+                        " entries in blocks of " + std::to_string(block_size_) + ")");
+  const int32_t id = s->table[static_cast<std::size_t>(index)];
+  ++blocks_[static_cast<std::size_t>(id)].references;
+  return SharedBlock{id};
+}
+
+void PagedCacheStore::drop_block(SharedBlock block) {
+  TESSERA_CHECK(block >= 0 && block < static_cast<SharedBlock>(blocks_.size()) &&
+                    blocks_[static_cast<std::size_t>(block)].references > 0,
+                "paged cache: drop_block of a block nothing holds");
+  drop_reference(static_cast<int32_t>(block));
+}
+
+Status PagedCacheStore::adopt_blocks(SequenceId seq, std::span<const SharedBlock> blocks) {
+  Sequence* s = find(seq);
+  if (s == nullptr) return not_found("paged cache: no " + seq_name(seq));
+  if (s->length != 0)
+    return failed_precondition("paged cache: " + seq_name(seq) + " holds " +
+                               std::to_string(s->length) +
+                               " entries; only an empty sequence adopts blocks");
+  const auto n = static_cast<int64_t>(blocks.size());
+  if (n * block_size_ > s->capacity)
+    return resource_exhausted("paged cache: " + std::to_string(n) + " blocks of " +
+                              std::to_string(block_size_) + " entries exceed " + seq_name(seq) +
+                              "'s capacity of " + std::to_string(s->capacity));
+  for (const SharedBlock block : blocks)
+    if (block < 0 || block >= static_cast<SharedBlock>(blocks_.size()) ||
+        blocks_[static_cast<std::size_t>(block)].references == 0 ||
+        blocks_[static_cast<std::size_t>(block)].written != block_size_)
+      return invalid_argument("paged cache: block " + std::to_string(block) +
+                              " is not a held full block");
+  for (const SharedBlock block : blocks) {
+    ++blocks_[static_cast<std::size_t>(block)].references;
+    s->table.push_back(static_cast<int32_t>(block));
+  }
+  // The blocks it no longer needs to take go back to the pool's free ones.
+  const int64_t returned = std::min(s->promised, n);
+  s->promised -= returned;
+  promised_ -= returned;
+  for (int64_t i = 0; i < n * block_size_; ++i) s->ordered.push_back(static_cast<int32_t>(i));
+  s->branch_of.resize(static_cast<std::size_t>(n * block_size_), BranchId{0});
+  s->length = n * block_size_;
+  return ok_status();
+}
+
 Status PagedCacheStore::append(SequenceId seq, std::span<const int32_t> positions,
                                std::span<const BranchId> branches, const Tensor& k,
                                const Tensor& v) {

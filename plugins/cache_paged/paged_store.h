@@ -18,6 +18,11 @@
 // live = the entries written in blocks some sequence holds, each shared block
 // counted once; copied = entry bytes written by copy() and copy-on-write.
 //
+// Prefix caching (CacheStore::hold_block): the core may hold full blocks
+// past their sequence's release, a reference each, and a new sequence may
+// begin with held blocks (adopt_blocks): it is then promised as many fewer
+// blocks, as a fork takes blocks only when it writes.
+//
 // Entries carry a branch id (BIM, kv_view.h): one sequence may hold several
 // branches after a shared prefix; a block's segment hands its branches to
 // attention once it holds a nonzero one.
@@ -68,6 +73,16 @@ class PagedCacheStore final : public CacheStore {
   CacheBytes bytes() const override { return bytes_; }
   SequenceBytes sequence_bytes(SequenceId seq) const override;
   bool use_backend(Backend& backend) override { return placement_.offer(backend, layout_); }
+
+  // Prefix caching: a held block is one more reference to it, so the
+  // copy-on-write of fork() covers a sequence that writes into one.
+  int64_t shared_block_size() const override { return block_size_; }
+  std::size_t shared_block_bytes() const override {
+    return static_cast<std::size_t>(block_size_) * entry_bytes();
+  }
+  Result<SharedBlock> hold_block(SequenceId seq, int64_t index) override;
+  void drop_block(SharedBlock block) override;
+  Status adopt_blocks(SequenceId seq, std::span<const SharedBlock> blocks) override;
 
   // For tests: blocks in the pool, and how many sequences hold block `id`.
   int64_t pool_blocks() const { return static_cast<int64_t>(blocks_.size()); }

@@ -127,9 +127,10 @@ TEST(ConfigSchema, ReferenceTableHasOneRowPerKey) {
                            "server.max_body_bytes",
                            "server.header_timeout_s",
                            "server.max_connections_per_address",
-                           "server.metrics_need_key"})
+                           "server.metrics_need_key",
+                           "server.prefix_cache_mib"})
     EXPECT_EQ(keys.count(name), 1u) << name;
-  EXPECT_EQ(keys.size(), 39u);
+  EXPECT_EQ(keys.size(), 40u);
   EXPECT_THAT(table, HasSubstr("| `sampling.top_p` | float | `1.0` | (0, 1] |"));
   EXPECT_THAT(table, HasSubstr("| `model.path` | string | required |"));
   EXPECT_THAT(table, HasSubstr("| `plugins.search_path` | list of strings | `[]` |"));

@@ -457,5 +457,49 @@ TEST(HttpServer, ManyClientsAtOnceEachGetTheirOwnText) {
   EXPECT_THAT(metrics, HasSubstr("tessera_sessions_live 0"));
 }
 
+// A chat client resends its whole conversation each turn: with the prefix
+// cache the server computes only the new turn, reports the rest as
+// usage.prompt_tokens_details.cached_tokens and in /metrics, and answers
+// exactly as without it.
+TEST(HttpServer, AResentConversationReusesItsPrefixAndAnswersTheSame) {
+  ServedOptions with_cache;
+  with_cache.prefix_cache_bytes = std::size_t{16} << 20;
+  Served cached(with_cache);
+  Served plain;
+  ASSERT_TRUE(cached.ok());
+  ASSERT_TRUE(plain.ok());
+  json messages = json::array(
+      {{{"role", "system"}, {"content", "You tell short stories about a girl named Lily."}},
+       {{"role", "user"}, {"content", "Tell me about her red ball and the big tree."}}});
+  for (int turn = 0; turn < 3; ++turn) {
+    const json request = {{"messages", messages}, {"max_tokens", 16}, {"temperature", 0}};
+    auto a = cached.client().Post("/v1/chat/completions", request.dump(), "application/json");
+    auto b = plain.client().Post("/v1/chat/completions", request.dump(), "application/json");
+    ASSERT_TRUE(a && b);
+    ASSERT_EQ(a->status, 200) << a->body;
+    ASSERT_EQ(b->status, 200) << b->body;
+    const json with = json::parse(a->body), without = json::parse(b->body);
+    const std::string reply = with["choices"][0]["message"]["content"];
+    EXPECT_EQ(reply, without["choices"][0]["message"]["content"]) << "turn " << turn;
+    EXPECT_EQ(with["usage"]["prompt_tokens"], without["usage"]["prompt_tokens"]);
+    EXPECT_EQ(without["usage"]["prompt_tokens_details"]["cached_tokens"], 0);
+    const int64_t reused = with["usage"]["prompt_tokens_details"]["cached_tokens"];
+    if (turn == 0) {
+      EXPECT_EQ(reused, 0);
+    } else {
+      EXPECT_GE(reused, 32) << "the conversation before, in blocks of 16";
+    }
+    EXPECT_LT(reused, with["usage"]["prompt_tokens"].get<int64_t>());
+    messages.push_back({{"role", "assistant"}, {"content", reply}});
+    messages.push_back({{"role", "user"}, {"content", "And then what happened?"}});
+  }
+  const std::string metrics = cached.client().Get("/metrics")->body;
+  EXPECT_THAT(metrics, HasSubstr("tessera_prefix_cache_lookups_total 3\n"));
+  EXPECT_THAT(metrics, HasSubstr("tessera_prefix_cache_hits_total 2\n"));
+  EXPECT_THAT(metrics, HasSubstr("tessera_prefix_cache_budget_bytes 16777216\n"));
+  EXPECT_THAT(plain.client().Get("/metrics")->body,
+              ::testing::Not(HasSubstr("tessera_prefix_cache")));
+}
+
 }  // namespace
 }  // namespace tessera::serve

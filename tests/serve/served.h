@@ -30,7 +30,8 @@ struct ServedOptions {
   std::string sampling;  // extra config text, e.g. "[sampling]\ntemperature = 0.8\n"
   const char* config = testing_configs::kConfig;
   SessionLimits limits;
-  HttpOptions http;  // port, keys, model name and default max tokens set here
+  HttpOptions http;                    // port, keys, model name and default max tokens set here
+  std::size_t prefix_cache_bytes = 0;  // server.prefix_cache_mib, in bytes; 0: off
 };
 
 class Served {
@@ -45,6 +46,8 @@ class Served {
     std::signal(SIGPIPE, SIG_IGN);
     engine_ = testing::make_engine("stories260K.gguf", options.config + options.sampling);
     if (engine_ == nullptr) return;
+    const Status prefix = engine_->enable_prefix_cache(options.prefix_cache_bytes);
+    EXPECT_TRUE(prefix.ok()) << prefix.to_string();
     runtime_ = std::make_unique<SessionRuntime>(*engine_, options.limits);
     std::vector<std::string> warnings;
     auto chat = cli::chat_setup(*engine_, "chatml", "server.chat_template", "", warnings);

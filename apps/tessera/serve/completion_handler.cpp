@@ -252,6 +252,7 @@ void CompletionHandler::handle(const std::string& body, const std::string& key, 
   completion->session = started->session_id;
   completion->stream = started->stream;
   completion->result.seed = started->seed;
+  completion->result.cached_tokens = started->cached_tokens;
   // The seed a sampled answer drew, so the run can be replayed with it.
   const std::vector<std::pair<std::string, std::string>> headers = {
       {"X-Tessera-Seed", std::to_string(started->seed)}};

@@ -257,9 +257,11 @@ std::optional<std::string> complete_finish_reason(const std::string& stop_reason
 namespace {
 
 json usage(const CompletionResult& r) {
+  // cached_tokens as OpenAI reports its prompt caching.
   return {{"prompt_tokens", r.prompt_tokens},
           {"completion_tokens", r.completion_tokens},
-          {"total_tokens", r.prompt_tokens + r.completion_tokens}};
+          {"total_tokens", r.prompt_tokens + r.completion_tokens},
+          {"prompt_tokens_details", {{"cached_tokens", r.cached_tokens}}}};
 }
 
 // OpenAI writes a log-probability too small for a float as -9999.

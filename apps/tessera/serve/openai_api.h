@@ -69,6 +69,7 @@ struct CompletionResult {
   std::string text;
   std::string finish_reason;  // "stop" | "length"
   int64_t prompt_tokens = 0;
+  int64_t cached_tokens = 0;  // of them, those the prefix cache held
   int64_t completion_tokens = 0;
   uint64_t seed = 0;                // the sampler's seed (the request's, or drawn for it)
   bool logprobs = false;            // the request asked for them
