@@ -111,7 +111,8 @@ Result<ServeBenchSpec> spec_of(const po::variables_map& values) {
 
 // tessera serve from this very binary, one slot per session.
 Result<std::unique_ptr<ServerProcess>> start_tessera(const ServeBenchSpec& s, int sessions,
-                                                     int64_t context, int grpc_port) {
+                                                     int64_t context, int grpc_port,
+                                                     const std::vector<std::string>& extra = {}) {
   ASSIGN_OR_RETURN(const int port, serve_bench::free_loopback_port());
   std::vector<std::string> argv = {std::filesystem::read_symlink("/proc/self/exe").string(),
                                    "serve",
@@ -125,6 +126,7 @@ Result<std::unique_ptr<ServerProcess>> start_tessera(const ServeBenchSpec& s, in
                    {"model.path=" + s.model, "backend.threads=" + std::to_string(s.threads),
                     "server.max_sessions=" + std::to_string(sessions),
                     "cache.max_tokens=" + std::to_string(context)});
+  overrides.insert(overrides.end(), extra.begin(), extra.end());
   for (const std::string& o : overrides) argv.insert(argv.end(), {"--set", o});
   return ServerProcess::start(argv, port, s.work + "/tessera-" + std::to_string(sessions) + ".log",
                               300);
@@ -236,14 +238,28 @@ Status run_history(const ServeBenchSpec& s, Report& report) {
                      serve_bench::tessera_session_ttft(grpc, tokens[0], lines, kReplyTokens));
     report.ttft.push_back(ttft_row("tessera (gRPC session)", ours));
   }
+  const std::vector<std::vector<int32_t>> lines(tokens.begin() + 1, tokens.end());
+  // A fresh server each: nothing cached from the run before.
+  for (const bool cached : {true, false}) {
+    ASSIGN_OR_RETURN(auto server,
+                     start_tessera(s, 1, context, 0,
+                                   cached ? std::vector<std::string>{}
+                                          : std::vector<std::string>{"server.prefix_cache_mib=0"}));
+    ASSIGN_OR_RETURN(const TtftFigures resent,
+                     serve_bench::resent_conversation_ttft("tessera serve", server->port(),
+                                                           tokens[0], lines, kReplyTokens));
+    report.ttft.push_back(ttft_row(
+        cached ? "tessera (HTTP, resent; prefix cache)" : "tessera (HTTP, resent; no cache)",
+        resent));
+  }
   std::fprintf(stderr, "bench --serve: tessera, %lld-token history done\n",
                static_cast<long long>(s.history));
   if (s.llama_server.empty()) return ok_status();
   ASSIGN_OR_RETURN(auto server, start_llama_server(s, 1, context));
-  const std::vector<std::vector<int32_t>> lines(tokens.begin() + 1, tokens.end());
   ASSIGN_OR_RETURN(const TtftFigures theirs,
-                   serve_bench::llama_server_ttft(server->port(), tokens[0], lines, kReplyTokens));
-  report.ttft.push_back(ttft_row("llama-server (prompt cache)", theirs));
+                   serve_bench::resent_conversation_ttft("llama-server", server->port(), tokens[0],
+                                                         lines, kReplyTokens));
+  report.ttft.push_back(ttft_row("llama-server (HTTP, resent; prompt cache)", theirs));
   return ok_status();
 }
 
@@ -282,7 +298,9 @@ GGUF (-t and -tb = --threads) right after, and a column gives tessera's
 tokens/s over llama-server's. Then, with --history H (0: skip), the time to
 first token of a turn on an H-token history taken from --text: the first
 turn feeds it all; each of 4 later turns appends a short line to a gRPC
-session that kept its K/V (tessera), or resends the conversation to
+session that kept its K/V (tessera), or resends the whole conversation over
+HTTP as an OpenAI client does: to tessera serve with its prefix cache, to
+tessera serve without it (server.prefix_cache_mib = 0, the baseline), and to
 llama-server, whose slot reuses its prompt cache. When a server fails, its
 log stays in /tmp/tessera-bench-serve-*.
 

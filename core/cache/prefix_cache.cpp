@@ -55,8 +55,7 @@ PrefixCache::Entry* PrefixCache::match(uint64_t key, uint64_t parent,
                                        std::span<const int32_t> tokens) {
   const auto it = entries_.find(key);
   if (it == entries_.end() || it->second.parent != parent ||
-      !std::equal(tokens.begin(), tokens.end(), it->second.tokens.begin(),
-                  it->second.tokens.end()))
+      !std::equal(tokens.begin(), tokens.end(), it->second.tokens.begin(), it->second.tokens.end()))
     return nullptr;
   return &it->second;
 }
@@ -76,8 +75,8 @@ Result<int64_t> PrefixCache::adopt(SequenceId seq, std::span<const int32_t> toke
   std::vector<std::pair<uint64_t, Entry*>> chain;
   uint64_t parent = identity_;
   for (int64_t first = 0; first + block_size_ <= limit; first += block_size_) {
-    const auto block = tokens.subspan(static_cast<std::size_t>(first),
-                                      static_cast<std::size_t>(block_size_));
+    const auto block =
+        tokens.subspan(static_cast<std::size_t>(first), static_cast<std::size_t>(block_size_));
     const uint64_t key = key_of(parent, block);
     Entry* entry = match(key, parent, block);
     if (entry == nullptr) break;

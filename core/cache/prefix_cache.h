@@ -38,16 +38,16 @@
 namespace tessera {
 
 struct PrefixCacheStats {
-  int64_t lookups = 0;        // sequences that asked for a cached prefix
-  int64_t hits = 0;           // of them, those that began with one
+  int64_t lookups = 0;  // sequences that asked for a cached prefix
+  int64_t hits = 0;     // of them, those that began with one
   int64_t tokens_looked_up = 0;
   int64_t tokens_reused = 0;  // tokens whose K/V came from the cache
   int64_t blocks = 0;         // blocks held now
   std::size_t bytes = 0;      // their bytes (blocks * the store's block bytes)
   std::size_t budget_bytes = 0;
-  int64_t block_size = 0;     // tokens per block
-  int64_t inserted = 0;       // blocks ever added
-  int64_t evicted = 0;        // blocks ever evicted
+  int64_t block_size = 0;  // tokens per block
+  int64_t inserted = 0;    // blocks ever added
+  int64_t evicted = 0;     // blocks ever evicted
 };
 
 class PrefixCache {

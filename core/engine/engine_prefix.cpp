@@ -12,13 +12,15 @@ Status Engine::enable_prefix_cache(std::size_t budget_bytes) {
   if (cache_->shared_block_size() <= 0)
     return failed_precondition(
         "prefix caching needs a cache store that shares blocks: cache.plugin = \"paged\" (this "
-        "config's is '" + cache_->plugin_name() + "'" +
+        "config's is '" +
+        cache_->plugin_name() + "'" +
         (cache_->group_count() > 1 ? ", and its sliding-window layers are kept apart" : "") +
         "); or set server.prefix_cache_mib = 0");
   if (description_.verifier != "ar")
-    return failed_precondition("prefix caching reuses K/V a causal forward wrote; decode.verifier "
-                               "= \"" + description_.verifier +
-                               "\" writes others; set server.prefix_cache_mib = 0");
+    return failed_precondition(
+        "prefix caching reuses K/V a causal forward wrote; decode.verifier "
+        "= \"" +
+        description_.verifier + "\" writes others; set server.prefix_cache_mib = 0");
   prefix_cache_ = std::make_unique<PrefixCache>(*cache_, kv_identity_, budget_bytes);
   return ok_status();
 }

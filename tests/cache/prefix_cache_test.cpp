@@ -24,8 +24,8 @@ const CacheGeometry kGeometry{2, 2, 4, 1};
 constexpr int64_t kBlock = 4;
 
 std::unique_ptr<test::CodecOwningStore> paged_store() {
-  auto store = std::make_unique<test::CodecOwningStore>(
-      std::make_unique<PagedCacheStore>(kBlock), "paged", std::make_unique<IdentityCodec>());
+  auto store = std::make_unique<test::CodecOwningStore>(std::make_unique<PagedCacheStore>(kBlock),
+                                                        "paged", std::make_unique<IdentityCodec>());
   EXPECT_TRUE(store->init(kGeometry).ok());
   return store;
 }

@@ -108,8 +108,8 @@ TEST(PrefixCacheSessions, AResentConversationComputesOnlyTheNewTurnAndGetsTheSam
         EXPECT_GE(with[i].cached, history - 16) << "turn " << i;
         EXPECT_EQ(with[i].cached % 16, 0);
       }
-      history += static_cast<int64_t>(encode(*cached, kLines[i], i == 0).size() +
-                                      with[i].tokens.size());
+      history +=
+          static_cast<int64_t>(encode(*cached, kLines[i], i == 0).size() + with[i].tokens.size());
     }
     const auto stats = cached->prefix_cache_stats();
     ASSERT_TRUE(stats.has_value());
@@ -138,13 +138,12 @@ TEST(PrefixCacheSessions, AGrpcSessionsFirstAppendBeginsFromTheCache) {
   generate.stop_at_eos = false;
   std::vector<int32_t> reply;
   ASSERT_TRUE(sessions
-                  .generate(
-                      *id, "", generate,
-                      [&](int32_t token, int, const TokenLogprob*) {
-                        reply.push_back(token);
-                        return true;
-                      },
-                      {})
+                  .generate(*id, "", generate,
+                            [&](int32_t token, int, const TokenLogprob*) {
+                              reply.push_back(token);
+                              return true;
+                            },
+                            {})
                   .ok());
   while (sessions.generating()) sessions.step();
   EXPECT_EQ(reply, first.tokens);

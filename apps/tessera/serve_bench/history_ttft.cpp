@@ -102,9 +102,10 @@ Result<TtftFigures> tessera_session_ttft(const std::string& grpc_address,
   return figures_of(static_cast<int64_t>(history.size()), first_ms, later);
 }
 
-Result<TtftFigures> llama_server_ttft(int http_port, const std::vector<int32_t>& history,
-                                      const std::vector<std::vector<int32_t>>& lines,
-                                      int64_t reply_tokens) {
+Result<TtftFigures> resent_conversation_ttft(const std::string& server, int http_port,
+                                             const std::vector<int32_t>& history,
+                                             const std::vector<std::vector<int32_t>>& lines,
+                                             int64_t reply_tokens) {
   std::vector<int32_t> conversation = history;
   std::vector<double> turns;
   for (std::size_t turn = 0; turn <= lines.size(); ++turn) {
@@ -113,9 +114,9 @@ Result<TtftFigures> llama_server_ttft(int http_port, const std::vector<int32_t>&
     const auto origin = Clock::now();
     const StreamTiming timing = stream_completion(
         "127.0.0.1", http_port, completion_body(conversation, reply_tokens), origin);
-    if (!timing.error.empty()) return failed_precondition("llama-server: " + timing.error);
+    if (!timing.error.empty()) return failed_precondition(server + ": " + timing.error);
     if (timing.text_times.empty())
-      return failed_precondition("llama-server streamed no text for a turn");
+      return failed_precondition(server + " streamed no text for a turn");
     turns.push_back(1000 * timing.text_times.front());
   }
   return figures_of(static_cast<int64_t>(history.size()), turns.front(),

@@ -1,7 +1,8 @@
 // Time to first token of a turn on a long history, the second half of
 // `tessera bench --serve`: tessera keeps the history in a gRPC session (a
-// turn appends only its new line); llama-server gets the whole conversation
-// each turn and reuses its slot's prompt cache for the common prefix. Both
+// turn appends only its new line), or gets the whole conversation each turn
+// over HTTP and reuses its prefix cache; llama-server gets the whole
+// conversation and reuses its slot's prompt cache for the common prefix. All
 // timed from the turn's first request to its first token.
 #pragma once
 
@@ -30,8 +31,12 @@ Result<TtftFigures> tessera_session_ttft(const std::string& grpc_address,
                                          const std::vector<int32_t>& history,
                                          const std::vector<std::vector<int32_t>>& lines,
                                          int64_t reply_tokens);
-Result<TtftFigures> llama_server_ttft(int http_port, const std::vector<int32_t>& history,
-                                      const std::vector<std::vector<int32_t>>& lines,
-                                      int64_t reply_tokens);
+// The whole conversation resent each turn over HTTP (/v1/completions with
+// token ids), as an OpenAI client does: llama-server reuses its slot's prompt
+// cache, tessera serve its prefix cache. `server` names it in errors.
+Result<TtftFigures> resent_conversation_ttft(const std::string& server, int http_port,
+                                             const std::vector<int32_t>& history,
+                                             const std::vector<std::vector<int32_t>>& lines,
+                                             int64_t reply_tokens);
 
 }  // namespace tessera::cli::serve_bench
