@@ -33,10 +33,12 @@ void histogram(std::string& out, const char* name, const char* help, const Histo
   metric(out, name, "histogram", help, samples);
 }
 
+// One sample line of an unlabelled metric.
+std::string one(const char* name, auto value) {
+  return std::string(name) + " " + std::to_string(value) + "\n";
+}
+
 void prefix_cache_metrics(std::string& out, const PrefixCacheStats& p) {
-  const auto one = [](const char* name, auto value) {
-    return std::string(name) + " " + std::to_string(value) + "\n";
-  };
   metric(out, "tessera_prefix_cache_lookups_total", "counter",
          "Prompts that looked for a cached prefix.",
          one("tessera_prefix_cache_lookups_total", p.lookups));
@@ -64,9 +66,6 @@ void prefix_cache_metrics(std::string& out, const PrefixCacheStats& p) {
 
 std::string prometheus_text(const SessionMetrics& m) {
   std::string out;
-  const auto one = [](const char* name, auto value) {
-    return std::string(name) + " " + std::to_string(value) + "\n";
-  };
   metric(out, "tessera_sessions_live", "gauge", "Sessions open now.",
          one("tessera_sessions_live", m.live_sessions));
   metric(out, "tessera_sessions_created_total", "counter", "Sessions created (forks included).",
